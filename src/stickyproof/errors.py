@@ -1,0 +1,91 @@
+"""The one error family of stickyproof.
+
+Every error the library raises on purpose derives from ``StickyproofError``; anything
+else escaping is a bug and should show its traceback.
+
+    StickyproofError
+    ├── InvalidScenario        a scenario or assignment document breaks the format (names the JSON path)
+    ├── DecodeError            bytes that do not decode (names the field and the byte offset)
+    ├── EncodeError            a value that cannot be written at the asked version
+    ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
+    ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
+    ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
+    └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
+
+The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "StickyproofError",
+    "InvalidScenario",
+    "DecodeError",
+    "EncodeError",
+    "UnknownAssignor",
+    "AssignorFailure",
+    "SolverError",
+    "SweepError",
+]
+
+
+class StickyproofError(Exception):
+    """Root of every error stickyproof raises deliberately."""
+
+    exit_code = 2
+
+
+class InvalidScenario(StickyproofError, ValueError):
+    """A scenario or assignment document breaks SCENARIO_FORMAT.md.
+
+    ``path`` is the JSON path of the offending value (``members[2].owned.orders[1]``), or
+    ``""`` when the whole document is at fault (not JSON, truncated).
+    """
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        self.detail = message
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class DecodeError(StickyproofError, ValueError):
+    """Bytes that do not decode as the named message; ``field`` and ``offset`` say where."""
+
+    def __init__(self, message: str, *, field: str = "", offset: int | None = None):
+        self.field = field
+        self.offset = offset
+        where = []
+        if field:
+            where.append(f"field {field}")
+        if offset is not None:
+            where.append(f"byte offset {offset}")
+        super().__init__(f"{message} ({', '.join(where)})" if where else message)
+
+
+class EncodeError(StickyproofError, ValueError):
+    """A value that cannot be written (string too long, partition out of int32 range...)."""
+
+
+class UnknownAssignor(StickyproofError, LookupError):
+    """An assignor name or ``module:callable`` reference that does not resolve."""
+
+
+class AssignorFailure(StickyproofError, RuntimeError):
+    """An assignor raised while assigning.
+
+    Kafka's own assignors throw on some inputs (KAFKA_SEMANTICS.md R14, R21, R22, §10 K1, K3);
+    stickyproof reproduces those throws as this error so a grade can record them.
+    ``kafka_exception`` names the Java exception Kafka would throw, when known.
+    """
+
+    def __init__(self, message: str, *, kafka_exception: str | None = None):
+        self.kafka_exception = kafka_exception
+        super().__init__(f"{kafka_exception}: {message}" if kafka_exception else message)
+
+
+class SolverError(StickyproofError, RuntimeError):
+    """OR-Tools or Z3 failed to build or solve a model."""
+
+
+class SweepError(StickyproofError, RuntimeError):
+    """The Spark sweep could not run (Spark or Java failure, unusable output directory)."""

@@ -1,0 +1,487 @@
+"""Scenario, Member, Topic, Assignment: the interchange format of SCENARIO_FORMAT.md as frozen values.
+
+Readers enforce every rule of the format and raise ``InvalidScenario`` naming the JSON path and
+the value (``members[2].owned.orders[1]: negative partition -3``); writers emit the canonical
+document (defaults included, keys in a fixed order) so a round trip is the identity.
+
+``Index`` interns members and partitions into dense integers in *sorted* order, so code that
+works on arrays is deterministic whatever order the document listed things in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from .errors import InvalidScenario
+
+__all__ = [
+    "SCENARIO_FORMAT",
+    "ASSIGNMENT_FORMAT",
+    "PROTOCOLS",
+    "DEFAULT_GENERATION",
+    "TopicPartition",
+    "Topic",
+    "Member",
+    "Scenario",
+    "Assignment",
+    "Index",
+    "scenario_from_dict",
+    "scenario_to_dict",
+    "assignment_from_dict",
+    "assignment_to_dict",
+    "parse_json",
+    "load_scenario",
+    "load_assignment",
+    "dump_json",
+    "partitions_by_topic",
+    "tp_map_to_dict",
+]
+
+SCENARIO_FORMAT = "stickyproof.scenario/1"
+ASSIGNMENT_FORMAT = "stickyproof.assignment/1"
+PROTOCOLS = ("eager", "cooperative")
+DEFAULT_GENERATION = -1
+MAX_VERSION = 3
+INT32_MAX = 2**31 - 1
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic; sorts by (topic, partition)."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic in the leader's metadata: name, partition count, and optional replica racks per partition."""
+
+    name: str
+    partitions: int
+    racks: tuple[tuple[str, ...], ...] | None = None
+
+    def partition_list(self) -> list[TopicPartition]:
+        return [TopicPartition(self.name, p) for p in range(self.partitions)]
+
+
+@dataclass(frozen=True)
+class Member:
+    """One group member as it stands when it (re)joins.
+
+    ``topics`` keeps the document's order (Kafka's path selection compares raw lists, R12);
+    ``owned`` keeps claim order as written, because claim order matters to Kafka (R16 before 3.7.1).
+    """
+
+    id: str
+    topics: tuple[str, ...]
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int = DEFAULT_GENERATION
+    version: int = MAX_VERSION
+    rack: str | None = None
+    instance_id: str | None = None
+    assignors: tuple[str, ...] = ()
+
+    def owned_by_topic(self) -> dict[str, list[int]]:
+        return tp_map_to_dict(self.owned)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A consumer group at one rebalance: the metadata the leader sees and the members in JoinGroup order."""
+
+    topics: tuple[Topic, ...]
+    members: tuple[Member, ...]
+    protocol: str = "eager"
+    name: str = ""
+
+    def topic(self, name: str) -> Topic | None:
+        for t in self.topics:
+            if t.name == name:
+                return t
+        return None
+
+    @property
+    def partition_counts(self) -> dict[str, int]:
+        return {t.name: t.partitions for t in self.topics}
+
+    def member(self, member_id: str) -> Member:
+        for m in self.members:
+            if m.id == member_id:
+                return m
+        raise KeyError(member_id)
+
+    def subscribed_partitions(self) -> list[TopicPartition]:
+        """Every existing partition of a topic somebody subscribes to, sorted (KAFKA_SEMANTICS 0.4)."""
+        subscribed = {t for m in self.members for t in m.topics}
+        return [
+            TopicPartition(t.name, p)
+            for t in sorted(self.topics, key=lambda t: t.name)
+            if t.name in subscribed
+            for p in range(t.partitions)
+        ]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An assignor's answer: partitions per member, and (cooperative rounds) partitions withheld for revocation."""
+
+    assignment: Mapping[str, tuple[TopicPartition, ...]]
+    revoking: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+
+    def owner_of(self) -> dict[TopicPartition, list[str]]:
+        owners: dict[TopicPartition, list[str]] = {}
+        for member_id, tps in self.assignment.items():
+            for tp in tps:
+                owners.setdefault(tp, []).append(member_id)
+        return owners
+
+    def loads(self) -> dict[str, int]:
+        return {m: len(tps) for m, tps in self.assignment.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading: every rule of SCENARIO_FORMAT.md, each raising InvalidScenario(path, what).
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__ if not isinstance(value, (int, float)) else "number"
+    )
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], path: str, what: str) -> Any:
+    if isinstance(value, bool) and kind is not bool and (kind is int or (isinstance(kind, tuple) and int in kind)):
+        raise InvalidScenario(path, f"expected {what}, got boolean {json.dumps(value)}")
+    if not isinstance(value, kind):
+        raise InvalidScenario(path, f"expected {what}, got {_type_name(value)} {_short(value)}")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _int(value: Any, path: str, what: str = "an integer") -> int:
+    if isinstance(value, float) and value.is_integer():
+        raise InvalidScenario(path, f"expected {what}, got non-integer {value!r}")
+    return _expect(value, int, path, what)
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: Iterable[str], path: str) -> None:
+    allowed = set(allowed)
+    for key in obj:
+        if key not in allowed:
+            raise InvalidScenario(f"{path}.{key}" if path else key, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def _require(obj: Mapping[str, Any], key: str, path: str) -> Any:
+    if key not in obj:
+        raise InvalidScenario(f"{path}.{key}" if path else key, "required field is missing")
+    return obj[key]
+
+
+def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
+    if isinstance(raw, Mapping):
+        _check_keys(raw, ("partitions", "racks"), path)
+        count = _int(_require(raw, "partitions", path), f"{path}.partitions", "a partition count")
+        if count < 0:
+            raise InvalidScenario(f"{path}.partitions", f"negative partition count {count}")
+        racks_raw = raw.get("racks")
+        racks = None
+        if racks_raw is not None:
+            _expect(racks_raw, list, f"{path}.racks", "an array of rack lists")
+            if len(racks_raw) != count:
+                raise InvalidScenario(
+                    f"{path}.racks", f"has {len(racks_raw)} entries but the topic has {count} partitions"
+                )
+            parsed = []
+            for p, rl in enumerate(racks_raw):
+                _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
+                parsed.append(tuple(_expect(r, str, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
+            racks = tuple(parsed)
+        return Topic(name, count, racks)
+    count = _int(raw, path, "a partition count or {partitions, racks}")
+    if count < 0:
+        raise InvalidScenario(path, f"negative partition count {count}")
+    if count > INT32_MAX:
+        raise InvalidScenario(path, f"partition count {count} exceeds int32")
+    return Topic(name, count, None)
+
+
+_MEMBER_FIELDS = ("id", "topics", "owned", "generation", "version", "rack", "instance_id", "assignors")
+
+
+def _member_from_json(raw: Any, path: str) -> Member:
+    _expect(raw, Mapping, path, "a member object")
+    _check_keys(raw, _MEMBER_FIELDS, path)
+    member_id = _expect(_require(raw, "id", path), str, f"{path}.id", "a member id string")
+    topics_raw = _expect(_require(raw, "topics", path), list, f"{path}.topics", "an array of topic names")
+    topics = tuple(_expect(t, str, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
+    owned_raw = raw.get("owned", {})
+    if owned_raw is None:
+        owned_raw = {}
+    _expect(owned_raw, Mapping, f"{path}.owned", "an object of topic to partition list")
+    owned: list[TopicPartition] = []
+    for topic, parts in owned_raw.items():
+        ppath = f"{path}.owned.{topic}"
+        _expect(parts, list, ppath, "an array of partition numbers")
+        seen: set[int] = set()
+        for i, p in enumerate(parts):
+            p = _int(p, f"{ppath}[{i}]", "a partition number")
+            if p < 0:
+                raise InvalidScenario(f"{ppath}[{i}]", f"negative partition {p}")
+            if p > INT32_MAX:
+                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} exceeds int32")
+            if p in seen:
+                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} listed twice")
+            seen.add(p)
+            owned.append(TopicPartition(topic, p))
+    generation = _int(raw.get("generation", DEFAULT_GENERATION), f"{path}.generation", "an integer generation")
+    if not -(2**31) <= generation <= INT32_MAX:
+        raise InvalidScenario(f"{path}.generation", f"generation {generation} outside int32")
+    version = _int(raw.get("version", MAX_VERSION), f"{path}.version", "a version 0..3")
+    if not 0 <= version <= MAX_VERSION:
+        raise InvalidScenario(f"{path}.version", f"version {version} outside 0..{MAX_VERSION}")
+    rack = raw.get("rack")
+    if rack is not None:
+        _expect(rack, str, f"{path}.rack", "a rack name or null")
+    instance_id = raw.get("instance_id")
+    if instance_id is not None:
+        _expect(instance_id, str, f"{path}.instance_id", "an instance id or null")
+    assignors_raw = raw.get("assignors", [])
+    if assignors_raw is None:
+        assignors_raw = []
+    _expect(assignors_raw, list, f"{path}.assignors", "an array of assignor names")
+    assignors = tuple(_expect(a, str, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
+    return Member(member_id, topics, tuple(owned), generation, version, rack, instance_id, assignors)
+
+
+def scenario_from_dict(doc: Any) -> Scenario:
+    """Read a scenario document, enforcing every rule of SCENARIO_FORMAT.md."""
+    _expect(doc, Mapping, "", "a JSON object")
+    _check_keys(doc, ("format", "name", "protocol", "topics", "members"), "")
+    fmt = _require(doc, "format", "")
+    if fmt != SCENARIO_FORMAT:
+        raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
+    name = _expect(doc.get("name", ""), str, "name", "a string")
+    protocol = _expect(doc.get("protocol", "eager"), str, "protocol", "a string")
+    if protocol not in PROTOCOLS:
+        raise InvalidScenario("protocol", f"unknown protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
+    topics_raw = _expect(_require(doc, "topics", ""), Mapping, "topics", "an object of topic name to partition count")
+    topics = tuple(_topic_from_json(n, raw, f"topics.{n}") for n, raw in topics_raw.items())
+    members_raw = _expect(_require(doc, "members", ""), list, "members", "an array of members")
+    members = tuple(_member_from_json(m, f"members[{i}]") for i, m in enumerate(members_raw))
+    seen: dict[str, int] = {}
+    for i, m in enumerate(members):
+        if m.id in seen:
+            raise InvalidScenario(f"members[{i}].id", f"member id {m.id!r} already used by members[{seen[m.id]}]")
+        seen[m.id] = i
+    return Scenario(topics, members, protocol, name)
+
+
+def tp_map_to_dict(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """Group partitions by topic, topics and partitions sorted: the canonical JSON shape."""
+    out: dict[str, list[int]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp.partition)
+    return {t: sorted(out[t]) for t in sorted(out)}
+
+
+def partitions_by_topic(doc: Any, path: str) -> tuple[TopicPartition, ...]:
+    """Read ``{topic: [partitions]}`` at ``path`` into partitions, checking types, signs and duplicates."""
+    _expect(doc, Mapping, path, "an object of topic to partition list")
+    out: list[TopicPartition] = []
+    for topic, parts in doc.items():
+        ppath = f"{path}.{topic}"
+        _expect(parts, list, ppath, "an array of partition numbers")
+        seen: set[int] = set()
+        for i, p in enumerate(parts):
+            p = _int(p, f"{ppath}[{i}]", "a partition number")
+            if p < 0:
+                raise InvalidScenario(f"{ppath}[{i}]", f"negative partition {p}")
+            if p in seen:
+                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} listed twice")
+            seen.add(p)
+            out.append(TopicPartition(topic, p))
+    return tuple(out)
+
+
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """The canonical scenario document (every field written, owned partitions in claim order)."""
+    topics: dict[str, Any] = {}
+    for t in scenario.topics:
+        topics[t.name] = t.partitions if t.racks is None else {"partitions": t.partitions, "racks": [list(r) for r in t.racks]}
+    members = []
+    for m in scenario.members:
+        owned: dict[str, list[int]] = {}
+        for tp in m.owned:
+            owned.setdefault(tp.topic, []).append(tp.partition)
+        members.append(
+            {
+                "id": m.id,
+                "topics": list(m.topics),
+                "owned": owned,
+                "generation": m.generation,
+                "version": m.version,
+                "rack": m.rack,
+                "instance_id": m.instance_id,
+                "assignors": list(m.assignors),
+            }
+        )
+    return {
+        "format": SCENARIO_FORMAT,
+        "name": scenario.name,
+        "protocol": scenario.protocol,
+        "topics": topics,
+        "members": members,
+    }
+
+
+def assignment_from_dict(doc: Any) -> Assignment:
+    """Read an assignment document (``{"format", "assignment", "revoking"}``)."""
+    _expect(doc, Mapping, "", "a JSON object")
+    fmt = _require(doc, "format", "")
+    if fmt != ASSIGNMENT_FORMAT:
+        raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {ASSIGNMENT_FORMAT!r})")
+    raw = _expect(_require(doc, "assignment", ""), Mapping, "assignment", "an object of member id to partitions")
+    assignment = {m: partitions_by_topic(v, f"assignment.{m}") for m, v in raw.items()}
+    revoking_raw = doc.get("revoking") or {}
+    _expect(revoking_raw, Mapping, "revoking", "an object of member id to partitions")
+    revoking = {m: partitions_by_topic(v, f"revoking.{m}") for m, v in revoking_raw.items()}
+    return Assignment(assignment, revoking)
+
+
+def assignment_to_dict(assignment: Assignment, *, sort: bool = True) -> dict[str, Any]:
+    """The assignment document; partitions sorted per topic unless ``sort=False`` keeps the assignor's order."""
+
+    def shape(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+        if sort:
+            return tp_map_to_dict(tps)
+        out: dict[str, list[int]] = {}
+        for tp in tps:
+            out.setdefault(tp.topic, []).append(tp.partition)
+        return out
+
+    doc: dict[str, Any] = {
+        "format": ASSIGNMENT_FORMAT,
+        "assignment": {m: shape(assignment.assignment[m]) for m in sorted(assignment.assignment)},
+    }
+    revoking = {m: shape(v) for m, v in sorted(assignment.revoking.items()) if v}
+    doc["revoking"] = revoking
+    return doc
+
+
+def parse_json(text: str | bytes, source: str = "input") -> Any:
+    """Parse JSON, turning any decoding failure into InvalidScenario with line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidScenario("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidScenario("", f"{source} is not UTF-8 text: byte offset {exc.start}") from exc
+    except RecursionError as exc:
+        raise InvalidScenario("", f"{source} nests too deeply to read") from exc
+
+
+def _read_text(path: str | Path) -> str | bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise InvalidScenario("", f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InvalidScenario("", f"{path}: is a directory") from exc
+    except OSError as exc:
+        raise InvalidScenario("", f"{path}: cannot read ({exc.strerror})") from exc
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file ("-" for standard input)."""
+    if str(path) == "-":
+        import sys
+
+        return scenario_from_dict(parse_json(sys.stdin.buffer.read(), "standard input"))
+    return scenario_from_dict(parse_json(_read_text(path), str(path)))
+
+
+def load_assignment(path: str | Path) -> Assignment:
+    """Read an assignment file ("-" for standard input)."""
+    if str(path) == "-":
+        import sys
+
+        return assignment_from_dict(parse_json(sys.stdin.buffer.read(), "standard input"))
+    return assignment_from_dict(parse_json(_read_text(path), str(path)))
+
+
+def dump_json(doc: Any) -> str:
+    """Deterministic JSON text: two-space indent, insertion order kept (writers order keys canonically)."""
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Dense interning
+
+
+@dataclass(frozen=True)
+class Index:
+    """Dense ids: members sorted by id -> 0..M-1, existing partitions sorted by (topic, partition) -> 0..P-1.
+
+    ``partition_id`` bounds-checks untrusted claims: a claim on a missing topic, or on a partition
+    number past the count, has no id (returns ``None``) rather than indexing someone else's slot.
+    """
+
+    members: tuple[str, ...]
+    topics: tuple[str, ...]
+    topic_offset: Mapping[str, int]
+    topic_count: Mapping[str, int]
+    num_partitions: int
+
+    @classmethod
+    def of(cls, scenario: Scenario, *, only_subscribed: bool = False) -> "Index":
+        subscribed = {t for m in scenario.members for t in m.topics}
+        topics = sorted(
+            t.name for t in scenario.topics if t.partitions > 0 and (not only_subscribed or t.name in subscribed)
+        )
+        counts = scenario.partition_counts
+        offset, start = {}, 0
+        for t in topics:
+            offset[t] = start
+            start += counts[t]
+        return cls(
+            members=tuple(sorted(m.id for m in scenario.members)),
+            topics=tuple(topics),
+            topic_offset=offset,
+            topic_count={t: counts[t] for t in topics},
+            num_partitions=start,
+        )
+
+    def member_id(self, member: str) -> int:
+        import bisect
+
+        i = bisect.bisect_left(self.members, member)
+        if i == len(self.members) or self.members[i] != member:
+            raise KeyError(member)
+        return i
+
+    def partition_id(self, topic: str, partition: int) -> int | None:
+        base = self.topic_offset.get(topic)
+        if base is None or not 0 <= partition < self.topic_count[topic]:
+            return None
+        return base + partition
+
+    def topic_partition(self, pid: int) -> TopicPartition:
+        import bisect
+
+        starts = [self.topic_offset[t] for t in self.topics]
+        i = bisect.bisect_right(starts, pid) - 1
+        topic = self.topics[i]
+        return TopicPartition(topic, pid - self.topic_offset[topic])
+
+    def topic_partitions(self) -> list[TopicPartition]:
+        return [TopicPartition(t, p) for t in self.topics for p in range(self.topic_count[t])]
