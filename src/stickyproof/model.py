@@ -169,7 +169,7 @@ def _short(value: Any) -> str:
 
 
 def _int(value: Any, path: str, what: str = "an integer") -> int:
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float):
         raise InvalidScenario(path, f"expected {what}, got non-integer {value!r}")
     return _expect(value, int, path, what)
 
