@@ -13,7 +13,8 @@ Reader rules (Kafka's generated readers, ``MessageDataGenerator.generateVariable
 - a negative length on a nullable field means null; on any other field it is an error
   ("non-nullable field ... was serialized as null");
 - running out of bytes is a ``DecodeError`` naming the dotted field path
-  (``OwnedPartitions[2].Partitions[0]``) and the byte offset where the read started.
+  (``OwnedPartitions[2].Partitions[0]``) and the byte offset where that field starts (its length
+  prefix for strings, bytes and arrays; the first missing element of a fixed-width array).
 
 Two deliberate differences from Java, both only on corrupt input: an array count is checked against
 the remaining bytes times the element's minimum size *before* anything is allocated (Java checks
@@ -75,10 +76,13 @@ class _Reader:
     def remaining(self) -> int:
         return len(self.data) - self.pos
 
-    def need(self, n: int, path: str, what: str) -> None:
+    def need(self, n: int, path: str, what: str, start: int | None = None) -> None:
+        """Fail unless ``n`` bytes remain; the error points at ``start`` (the field's first byte) or here."""
         if n > self.remaining:
             raise DecodeError(
-                f"{self.message}: truncated: {what} needs {n} bytes, {self.remaining} remain", field=path, offset=self.pos
+                f"{self.message}: truncated: {what} needs {n} bytes, {self.remaining} remain",
+                field=path,
+                offset=self.pos if start is None else start,
             )
 
     def fixed(self, s: struct.Struct, path: str, what: str) -> int:
@@ -120,7 +124,7 @@ def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
                 f"{r.message}: non-nullable string was serialized as null (length {length})", field=path, offset=start
             )
         return None
-    r.need(length, path, f"string of {length} bytes")
+    r.need(length, path, f"string of {length} bytes", start)
     raw = r.take(length)
     try:
         return raw.decode("utf-8")
@@ -142,11 +146,19 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         _check_nullable(r, f, version, length, path, start)
         return None
     if ftype == "bytes":
-        r.need(length, path, f"bytes of length {length}")
+        r.need(length, path, f"bytes of length {length}", start)
         return r.take(length)
     # An array: bound the count by what the remaining bytes can possibly hold before building anything.
     element = f.element_type
     min_size = _min_size(element, f.fields, version)
+    if element in _STRUCTS and length * min_size > r.remaining:
+        # Fixed-width elements: the first one that does not fit is known exactly.
+        missing = r.remaining // min_size
+        raise DecodeError(
+            f"{r.message}: truncated: array of {length} {element} needs {length * min_size} bytes, {r.remaining} remain",
+            field=f"{path}[{missing}]",
+            offset=r.pos + missing * min_size,
+        )
     if min_size and length * min_size > r.remaining:
         raise DecodeError(
             f"{r.message}: truncated: array of {length} elements needs at least {length * min_size} bytes, "
