@@ -1,0 +1,248 @@
+"""The on-disk layout of a sweep, and how it stays whole when a run is killed.
+
+::
+
+    DIR/manifest.json                         the sweep's fixed parameters and its committed chunks
+    DIR/grades/chunk=<name>/part-*.parquet    one directory per committed chunk (Hive-style, so
+                                              ``spark.read.parquet(DIR/grades)`` and pyarrow read it
+                                              as one table with an extra ``chunk`` column)
+    DIR/failures/<seed>-<index>-<assignor>.json   the scenario of every failing row
+    DIR/report.html, DIR/triage/*.json        written after the grading
+    DIR/_staging/                             chunks being written (never read; emptied at start)
+
+Atomicity: Spark writes a chunk into ``_staging/<name>``; only when that write job has succeeded is
+the directory renamed into ``grades/`` (one ``rename``, atomic on a POSIX file system), and only
+then is the manifest rewritten (temp file + ``os.replace``). A run killed at any point leaves
+either a whole chunk or none of it in ``grades/``. Resume reads the (seed, index, assignor) keys
+present in ``grades/`` -- the data, not the manifest, is the truth -- and computes only the rest;
+the manifest is reconciled with the directories at the next start.
+
+DIR must be a path the driver and every executor see as the same directory (local disk for
+``local[*]`` and a single-host cluster, a shared mount for a multi-host one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ..errors import SweepError
+from ..model import dump_json
+from .rows import arrow_schema
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "SweepDir",
+    "failure_file_name",
+    "read_table",
+]
+
+MANIFEST_FORMAT = "stickyproof.sweep/1"
+_SAFE = re.compile(r"[^A-Za-z0-9@._-]")
+
+
+def failure_file_name(seed: int, index: int, assignor: str) -> str:
+    return f"{seed}-{index}-{_SAFE.sub('_', assignor)}.json"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def read_table(grades: Path, columns: list[str] | None = None, filter: Any = None) -> Any:
+    """The grades of a sweep as one pyarrow Table (only ``columns``; rows matching ``filter``)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if not grades.is_dir() or not any(grades.glob("chunk=*/*.parquet")):
+        schema = arrow_schema()
+        names = columns or schema.names
+        return pa.table({n: pa.array([], type=schema.field(n).type) for n in names})
+    try:
+        dataset = ds.dataset(str(grades), format="parquet", partitioning="hive", schema=_dataset_schema())
+        return dataset.to_table(columns=columns, filter=filter)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise SweepError(f"{grades}: cannot read the grades: {exc}") from exc
+
+
+def _dataset_schema() -> Any:
+    import pyarrow as pa
+
+    return arrow_schema().append(pa.field("chunk", pa.string()))
+
+
+@dataclass(frozen=True)
+class SweepDir:
+    """Paths of one sweep directory, and the few operations that change it."""
+
+    root: Path
+
+    @property
+    def grades(self) -> Path:
+        return self.root / "grades"
+
+    @property
+    def failures(self) -> Path:
+        return self.root / "failures"
+
+    @property
+    def staging(self) -> Path:
+        return self.root / "_staging"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def report_path(self) -> Path:
+        return self.root / "report.html"
+
+    @property
+    def triage(self) -> Path:
+        return self.root / "triage"
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Create the layout and drop whatever a killed run left half-written in ``_staging``."""
+        try:
+            for d in (self.root, self.grades, self.failures):
+                d.mkdir(parents=True, exist_ok=True)
+            if self.staging.exists():
+                shutil.rmtree(self.staging)
+            self.staging.mkdir()
+        except OSError as exc:
+            raise SweepError(f"{self.root}: cannot prepare the sweep directory: {exc.strerror or exc}") from exc
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``DIR/.lock`` for the run: two sweeps writing one directory would interleave chunks."""
+        import fcntl
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / ".lock", "a+")
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                raise SweepError(f"{self.root}: another sweep is writing this directory (.lock is held)") from exc
+            yield
+        finally:
+            handle.close()
+
+    # -- manifest -------------------------------------------------------------------------
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        if not self.manifest_path.exists():
+            return None
+        try:
+            doc = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise SweepError(f"{self.manifest_path}: unreadable manifest: {exc}") from exc
+        if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:
+            raise SweepError(f"{self.manifest_path}: not a {MANIFEST_FORMAT} manifest")
+        return doc
+
+    def open_manifest(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The manifest, created with ``params`` or checked against them, reconciled with ``grades/``.
+
+        ``params`` (sampler space, time limit) fix what a key means: rows graded under other
+        parameters would mix silently with these, so a different value is refused.
+        """
+        doc = self.read_manifest()
+        if doc is None:
+            doc = {"format": MANIFEST_FORMAT, "params": dict(params), "chunks": {}}
+        else:
+            old = doc.get("params", {})
+            for key, value in params.items():
+                if old.get(key) != value:
+                    raise SweepError(
+                        f"{self.root} was swept with {key}={json.dumps(old.get(key))}, this run asks "
+                        f"{key}={json.dumps(value)}: rows would mix; use another output directory"
+                    )
+        present = {p.name[len("chunk="):] for p in self.grades.glob("chunk=*") if p.is_dir()}
+        chunks = {name: info for name, info in doc.get("chunks", {}).items() if name in present}
+        for name in sorted(present - set(chunks)):
+            chunks[name] = {"recovered": True}
+        doc["chunks"] = dict(sorted(chunks.items()))
+        self.write_manifest(doc)
+        return doc
+
+    def write_manifest(self, doc: Mapping[str, Any]) -> None:
+        try:
+            _write_atomic(self.manifest_path, dump_json(doc) + "\n")
+        except OSError as exc:
+            raise SweepError(f"{self.manifest_path}: cannot write: {exc.strerror or exc}") from exc
+
+    # -- chunks ---------------------------------------------------------------------------
+
+    def staging_path(self, name: str) -> Path:
+        return self.staging / name
+
+    def commit_chunk(self, name: str) -> Path:
+        """Move a fully written chunk from ``_staging`` into ``grades/`` in one rename."""
+        src, dst = self.staging_path(name), self.grades / f"chunk={name}"
+        if dst.exists():
+            raise SweepError(f"{dst}: chunk already committed (the same keys were computed twice)")
+        try:
+            os.rename(src, dst)
+        except OSError as exc:
+            raise SweepError(f"cannot commit chunk {name}: {exc.strerror or exc}") from exc
+        return dst
+
+    def keys_present(self, seed: int) -> dict[int, set[str]]:
+        """index -> assignors already graded for ``seed``."""
+        import pyarrow.dataset as ds
+
+        table = read_table(self.grades, ["seed", "index", "assignor"], filter=ds.field("seed") == seed)
+        out: dict[int, set[str]] = {}
+        for index, assignor in zip(table.column("index").to_pylist(), table.column("assignor").to_pylist()):
+            out.setdefault(index, set()).add(assignor)
+        return out
+
+    # -- failures -------------------------------------------------------------------------
+
+    def write_chunk_failures(self, chunk_dir: Path) -> tuple[int, int]:
+        """Write the failures of one committed chunk; returns (rows, failing rows) of the chunk."""
+        import pyarrow.parquet as pq
+
+        rows = failing = 0
+        for part in sorted(chunk_dir.glob("*.parquet")):
+            table = pq.read_table(part, columns=["seed", "index", "assignor", "valid", "error", "scenario"])
+            rows += table.num_rows
+            for seed, index, assignor, valid, error, scenario in zip(
+                *(table.column(c).to_pylist() for c in ("seed", "index", "assignor", "valid", "error", "scenario"))
+            ):
+                if valid is not False and not error:
+                    continue
+                failing += 1
+                if scenario is not None:
+                    path = self.failures / failure_file_name(seed, index, assignor)
+                    _write_atomic(path, scenario if scenario.endswith("\n") else scenario + "\n")
+        return rows, failing
+
+    def sync_failures(self) -> int:
+        """Write ``failures/<seed>-<index>-<assignor>.json`` for every failing row that lacks one; returns the count present."""
+        import pyarrow.dataset as ds
+
+        failing = (ds.field("valid") == False) | (~ds.field("error").is_null())  # noqa: E712 - an Arrow expression
+        table = read_table(self.grades, ["seed", "index", "assignor", "scenario"], filter=failing)
+        table = table.sort_by([("seed", "ascending"), ("index", "ascending"), ("assignor", "ascending")])
+        count = 0
+        self.failures.mkdir(parents=True, exist_ok=True)
+        for seed, index, assignor, scenario in zip(*(table.column(c).to_pylist() for c in ("seed", "index", "assignor", "scenario"))):
+            if scenario is None:  # the sampler itself failed: no scenario to write
+                continue
+            path = self.failures / failure_file_name(seed, index, assignor)
+            if not path.exists():
+                _write_atomic(path, scenario if scenario.endswith("\n") else scenario + "\n")
+            count += 1
+        return count
