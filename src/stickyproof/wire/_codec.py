@@ -124,7 +124,7 @@ def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
                 f"{r.message}: non-nullable string was serialized as null (length {length})", field=path, offset=start
             )
         return None
-    r.need(length, path, f"string of {length} bytes", start)
+    r.need(length, path, "string content", start)
     raw = r.take(length)
     try:
         return raw.decode("utf-8")
@@ -146,7 +146,7 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         _check_nullable(r, f, version, length, path, start)
         return None
     if ftype == "bytes":
-        r.need(length, path, f"bytes of length {length}", start)
+        r.need(length, path, "bytes content", start)
         return r.take(length)
     # An array: bound the count by what the remaining bytes can possibly hold before building anything.
     element = f.element_type
