@@ -615,3 +615,16 @@ def test_cooperative_user_data_needs_four_bytes_and_ignores_the_rest():
 
 def test_decode_errors_belong_to_the_family():
     assert issubclass(DecodeError, StickyproofError) and issubclass(EncodeError, StickyproofError)
+
+
+def test_sticky_user_data_cross_version():
+    # A V1 buffer read by a V0-only reader (Kafka before KIP-341's generation): the trailing generation is ignored.
+    assert decode("StickyAssignorUserData", STICKY_V1, version=0).value == {
+        "PreviousAssignment": [{"Topic": "t", "Partitions": [0, 1]}],
+        "Generation": -1,
+    }
+    # A V0 buffer read by today's reader: V1 underflows at the generation (offset 19), V0 succeeds.
+    with pytest.raises(DecodeError) as info:
+        decode("StickyAssignorUserData", STICKY_V0, version=1)
+    assert (info.value.field, info.value.offset) == ("Generation", 19)
+    assert decode_sticky_user_data(STICKY_V0) == StickyUserData(0, (TP("t", 0), TP("t", 1)), -1)
