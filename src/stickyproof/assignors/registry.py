@@ -1,0 +1,268 @@
+"""The assignor registry: built-in assignors, their historical variants, and user callables.
+
+Names
+-----
+``range``, ``roundrobin``                     Kafka's RangeAssignor / RoundRobinAssignor (eager only)
+``sticky``, ``sticky@2.2``, ``sticky@2.6``    StickyAssignor, current and as released in 2.2 / 2.6 (eager only)
+``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@3.5.1``
+                                              CooperativeStickyAssignor (cooperative and eager)
+``package.module:callable``                   a user assignor (below)
+
+``get_assignor(name)`` returns a frozen ``AssignorInfo``; ``list_assignors()`` the built-ins in that
+order. ``kafka_name`` is the protocol name a member announces in JoinGroup (what the group votes on
+and what ``ConsumerCoordinator`` compares with ``"cooperative-sticky"``, R39).
+
+User assignors
+--------------
+``stickyproof assign SCENARIO --assignor mypkg.assignors:balanced`` imports ``mypkg.assignors`` and
+takes its attribute ``balanced`` (a dotted path such as ``Cls.method`` works too). The callable:
+
+* receives **one plain dict**, a scenario document of SCENARIO_FORMAT.md holding the group as the
+  leader decoded it: ``protocol`` (``"eager"``/``"cooperative"``), ``topics`` (the leader's metadata:
+  every topic it knows, with partition count and replica racks), and ``members`` in JoinGroup order,
+  each with ``id``, ``topics``, ``rack``, ``instance_id``, ``version``, and ``owned``/``generation``
+  **as the wire delivered them**: a v0 member's ``owned`` is empty (the field does not exist at v0),
+  a v0/v1 member's ``generation`` is -1 (likewise), an eager member's ``owned`` is empty (R37: it
+  revoked everything before joining), and a negative generation arrives as -1 (R3). Assignor user
+  data is not included; ``assignors`` is empty. With ``--direct`` the dict holds the scenario's own
+  values instead. ``stickyproof.model.scenario_from_dict`` reads it back into a ``Scenario``.
+* returns either ``{member_id: {topic: [partition, ...]}}`` or a full assignment document
+  ``{"format": "stickyproof.assignment/1", "assignment": {...}, "revoking": {...}}``. Members left
+  out get nothing. The value is checked like any assignment document (types, negative or repeated
+  partitions, unknown member ids): a bad value raises ``InvalidScenario`` naming the path, e.g.
+  ``result.c1.orders[2]``. Whether the assignment is any good is the graders' business, not the
+  registry's.
+* may raise anything: the exception is wrapped in ``AssignorFailure`` (its type and message kept,
+  the original chained as ``__cause__``); an ``AssignorFailure`` it raises passes through unchanged.
+* may declare ``supported_protocols = ("cooperative", "eager")`` as an attribute (default
+  ``("eager",)``, like Kafka's ``ConsumerPartitionAssignor.supportedProtocols``) and
+  ``assignor_name = "..."`` (default: the ``module:callable`` reference) for the group protocol vote.
+
+An import failure, a missing attribute, or an attribute that is not callable raises
+``UnknownAssignor`` saying which.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..errors import AssignorFailure, InvalidScenario, UnknownAssignor
+from ..model import (
+    Assignment,
+    Member,
+    Scenario,
+    assignment_from_dict,
+    partitions_by_topic,
+    scenario_to_dict,
+)
+from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
+from .range import assign_range
+from .roundrobin import assign_roundrobin
+
+__all__ = ["AssignorInfo", "get_assignor", "list_assignors", "group_to_dict", "BUILTIN_NAMES"]
+
+EAGER_ONLY = (EAGER,)
+COOPERATIVE_AND_EAGER = (COOPERATIVE, EAGER)
+
+
+@dataclass(frozen=True)
+class AssignorInfo:
+    """One assignor as the registry knows it.
+
+    ``name``: the registry name (``sticky@2.2``, ``mypkg.mod:fn``); ``kafka_name``: the protocol name
+    on the wire; ``variant``: ``"current"``, a Kafka release (``"2.2"``) or ``"user"``;
+    ``protocols``: the rebalance protocols it supports, highest first (R36).
+    """
+
+    name: str
+    kafka_name: str
+    variant: str
+    protocols: tuple[str, ...]
+    fn: AssignorFn
+    description: str
+    user: bool = False
+
+    @property
+    def is_cooperative_sticky(self) -> bool:
+        """The assignor ``ConsumerCoordinator`` exempts from ``validateCooperativeAssignment`` (R39)."""
+        return not self.user and self.kafka_name == "cooperative-sticky"
+
+
+# ------------------------------------------------------------------------------------------
+# Built-ins
+
+
+def _sticky_fn(variant: str, cooperative: bool) -> AssignorFn:
+    """The sticky core's entry point, imported at call time so the registry loads without it."""
+    entry = "assign_cooperative_sticky" if cooperative else "assign_sticky"
+
+    def run(group: GroupSubscription) -> Assignment:
+        try:
+            from . import sticky
+        except ImportError as exc:
+            raise UnknownAssignor(f"the sticky core (stickyproof.assignors.sticky) cannot be imported: {exc}") from exc
+        return getattr(sticky, entry)(group, variant=variant)
+
+    run.__name__ = run.__qualname__ = f"{entry}[{variant}]"
+    return run
+
+
+def _builtin(name: str, kafka_name: str, variant: str, protocols: tuple[str, ...], fn: AssignorFn, description: str) -> AssignorInfo:
+    return AssignorInfo(name, kafka_name, variant, protocols, fn, description)
+
+
+_BUILTINS: tuple[AssignorInfo, ...] = (
+    _builtin("range", "range", "current", EAGER_ONLY, assign_range,
+             "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
+             "rack-aware since 3.5 (KIP-881)"),
+    _builtin("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
+             "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers"),
+    _builtin("sticky", "sticky", "current", EAGER_ONLY, _sticky_fn("current", False),
+             "StickyAssignor (current): balanced, keeps previous assignments carried in its user data"),
+    _builtin("sticky@2.2", "sticky", "2.2", EAGER_ONLY, _sticky_fn("2.2", False),
+             "StickyAssignor as released in 2.2: V0 user data, no generation (before KIP-341)"),
+    _builtin("sticky@2.6", "sticky", "2.6", EAGER_ONLY, _sticky_fn("2.6", False),
+             "StickyAssignor as released in 2.6: constrained fast path, highest-generation-only claims"),
+    _builtin("cooperative-sticky", "cooperative-sticky", "current", COOPERATIVE_AND_EAGER, _sticky_fn("current", True),
+             "CooperativeStickyAssignor (current): sticky, then withholds partitions changing owner until the next round"),
+    _builtin("cooperative-sticky@2.4", "cooperative-sticky", "2.4", COOPERATIVE_AND_EAGER, _sticky_fn("2.4", True),
+             "CooperativeStickyAssignor as released in 2.4 (KIP-429): no generation, every owned claim honoured"),
+    _builtin("cooperative-sticky@2.6", "cooperative-sticky", "2.6", COOPERATIVE_AND_EAGER, _sticky_fn("2.6", True),
+             "CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data"),
+    _builtin("cooperative-sticky@3.5.1", "cooperative-sticky", "3.5.1", COOPERATIVE_AND_EAGER, _sticky_fn("3.5.1", True),
+             "CooperativeStickyAssignor as released in 3.5.1: per-partition generation resolution with the "
+             "owner-map bug fixed in 3.5.2 (KAFKA-15106)"),
+)
+_BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
+BUILTIN_NAMES: tuple[str, ...] = tuple(_BY_NAME)
+
+
+def list_assignors() -> tuple[AssignorInfo, ...]:
+    """The built-in assignors and variants, in a fixed order."""
+    return _BUILTINS
+
+
+def get_assignor(name: str) -> AssignorInfo:
+    """Look up a built-in name (``range``, ``sticky@2.2``, ...) or load ``module.path:callable``."""
+    if not isinstance(name, str) or not name:
+        raise UnknownAssignor(f"assignor name must be a non-empty string, got {name!r}")
+    info = _BY_NAME.get(name)
+    if info is not None:
+        return info
+    if ":" in name:
+        return _user_assignor(name)
+    base = name.split("@", 1)[0]
+    variants = [n for n in BUILTIN_NAMES if n.split("@", 1)[0] == base]
+    if variants:
+        raise UnknownAssignor(f"unknown variant {name!r}; {base} has: {', '.join(variants)}")
+    raise UnknownAssignor(
+        f"unknown assignor {name!r}; known: {', '.join(BUILTIN_NAMES)}, or module.path:callable for a user assignor"
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# User callables
+
+
+def _user_assignor(ref: str) -> AssignorInfo:
+    module_name, _, attr_path = ref.partition(":")
+    if not module_name or not attr_path or ":" in attr_path:
+        raise UnknownAssignor(f"{ref!r}: a user assignor is written module.path:callable")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownAssignor(f"{ref}: cannot import module {module_name!r} ({exc})") from exc
+    except Exception as exc:  # the user's module failed while importing: report it as a lookup failure
+        raise UnknownAssignor(f"{ref}: importing module {module_name!r} raised {type(exc).__name__}: {exc}") from exc
+    for part in attr_path.split("."):
+        if not hasattr(obj, part):
+            raise UnknownAssignor(
+                f"{ref}: module {module_name!r} has no attribute {attr_path!r} "
+                f"(known built-in assignors: {', '.join(BUILTIN_NAMES)})"
+            )
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise UnknownAssignor(f"{ref}: {attr_path!r} is a {type(obj).__name__}, not a callable")
+    protocols = _declared_protocols(ref, getattr(obj, "supported_protocols", EAGER_ONLY))
+    kafka_name = getattr(obj, "assignor_name", ref)
+    if not isinstance(kafka_name, str) or not kafka_name:
+        raise UnknownAssignor(f"{ref}: assignor_name must be a non-empty string, got {kafka_name!r}")
+    doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    return AssignorInfo(
+        name=ref,
+        kafka_name=kafka_name,
+        variant="user",
+        protocols=protocols,
+        fn=_wrap_user_callable(ref, obj),
+        description=doc[0] if doc else f"user assignor {ref}",
+        user=True,
+    )
+
+
+def _declared_protocols(ref: str, declared: Any) -> tuple[str, ...]:
+    if isinstance(declared, str) or not isinstance(declared, (tuple, list, frozenset, set)):
+        raise UnknownAssignor(f"{ref}: supported_protocols must be a tuple of 'eager'/'cooperative', got {declared!r}")
+    bad = [p for p in declared if p not in (EAGER, COOPERATIVE)]
+    if bad or not declared:
+        raise UnknownAssignor(f"{ref}: supported_protocols must be a non-empty tuple of 'eager'/'cooperative', got {declared!r}")
+    return tuple(p for p in (COOPERATIVE, EAGER) if p in declared)
+
+
+def group_to_dict(group: GroupSubscription) -> dict[str, Any]:
+    """The group as the user-callable contract hands it over: a scenario document (see the module docstring)."""
+    members = tuple(
+        Member(
+            id=s.member_id,
+            topics=tuple(s.topics),
+            owned=tuple(s.owned),
+            generation=-1 if s.generation is None or s.generation < 0 else s.generation,
+            version=s.version,
+            rack=s.rack,
+            instance_id=s.instance_id,
+        )
+        for s in group.members
+    )
+    return scenario_to_dict(Scenario(tuple(group.metadata.values()), members, group.protocol, ""))
+
+
+def _wrap_user_callable(ref: str, fn: Callable[[dict[str, Any]], Any]) -> AssignorFn:
+    def run(group: GroupSubscription) -> Assignment:
+        doc = group_to_dict(group)
+        try:
+            result = fn(doc)
+        except AssignorFailure:
+            raise
+        except Exception as exc:
+            raise AssignorFailure(f"user assignor {ref} raised {type(exc).__name__}: {exc}") from exc
+        return _read_user_result(ref, result, [s.member_id for s in group.members])
+
+    run.__name__ = run.__qualname__ = f"user[{ref}]"
+    return run
+
+
+def _read_user_result(ref: str, result: Any, member_ids: list[str]) -> Assignment:
+    """Validate what a user callable returned (InvalidScenario naming ``result.<path>``)."""
+    if not isinstance(result, Mapping):
+        raise InvalidScenario("result", f"user assignor {ref} returned {type(result).__name__}, expected an object of member id to partitions")
+    if "format" in result:
+        try:
+            assignment = assignment_from_dict(result)
+        except InvalidScenario as exc:
+            raise InvalidScenario(f"result.{exc.path}" if exc.path else "result", f"{exc.detail} (returned by {ref})") from exc
+        raw_assignment, revoking = dict(assignment.assignment), dict(assignment.revoking)
+        where = "result.assignment"
+    else:
+        raw_assignment, revoking = {}, {}
+        for member_id, partitions in result.items():
+            if not isinstance(member_id, str):
+                raise InvalidScenario("result", f"member ids must be strings, got {member_id!r} (returned by {ref})")
+            raw_assignment[member_id] = partitions_by_topic(partitions, f"result.{member_id}")
+        where = "result"
+    known = set(member_ids)
+    for section, mapping in ((where, raw_assignment), ("result.revoking", revoking)):
+        for member_id in mapping:
+            if member_id not in known:
+                raise InvalidScenario(f"{section}.{member_id}", f"not a member of the group (returned by {ref})")
+    return Assignment({m: tuple(raw_assignment.get(m, ())) for m in member_ids}, {m: v for m, v in revoking.items() if v})
