@@ -1,14 +1,265 @@
-"""CP-SAT oracle: aggregated (class x member counts) and per-partition (owns[m, p]) models.
+"""The lexicographic optimum by CP-SAT: aggregated counts, or per-partition Booleans.
 
-Interface first; the engine follows in a later commit.
+models/optimal-assignment.md §4 and §6. Minimising ``sum load^2`` in CP-SAT is slow to prove, so
+by default (``balance_source="flow"``) the O1 optimum comes from the certified min-cost flow
+and enters as the exact linear constraint C4 + C7 (T3 windows), the flow's assignment is the
+hint, and CP-SAT proves O2 (and O3) under it. ``balance_source="cpsat"`` minimises O1 in
+CP-SAT first (independent of the flow, for cross-checks on small groups).
+
+Three parts, as in the OR-Tools samples: ``build_aggregated`` / ``build_per_partition`` return
+the model and its variables, ``solve_cpsat`` returns a ``SolveResult``, ``read_assignment``
+returns an ``Assignment``. The result is OPTIMAL only when CP-SAT proved it (and the flow's
+certificate passed, when the flow supplied O1); a time-limited incumbent is FEASIBLE with its
+bound and gap.
 """
 
 from __future__ import annotations
 
-from ..model import Assignment, Scenario
-from .result import SolveResult
+import time
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["solve_cpsat"]
+import numpy as np
+
+from ..errors import InvalidScenario, SolverError
+from ..model import Assignment, Scenario
+from .aggregate import Aggregate, aggregate, cooperative_round, expand, owner_array, tiers, to_assignment
+from .claims import NO_MEMBER
+from .flow import certified_solution, uniform_quota
+from .result import Objective, SolveResult, check_balance_mode
+from .windows import load_windows
+
+__all__ = ["BalanceSpec", "CpVars", "build_aggregated", "build_per_partition", "read_assignment", "solve_cpsat", "MODELS"]
+
+MODELS = ("aggregated", "per-partition")
+
+
+@dataclass(frozen=True, eq=False)
+class BalanceSpec:
+    """How O1 enters the model.
+
+    ``uniform``: C3 with ``quota = (lo, hi)``. ``fixed``: C7 windows ``lo[m]..hi[m]`` and the
+    linear C4 ``sum (2 lo + 1) load <= rhs``. ``minimise``: stage 1 of ``balance_source="cpsat"``
+    (``sq[m] = load^2``, minimise the sum). ``bounded``: stage 2, ``sum sq <= s_star``.
+    """
+
+    kind: str
+    quota: tuple[int, int] | None = None
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    rhs: int | None = None
+    s_star: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CpVars:
+    """The variables of one CP-SAT model (``kind`` = aggregated or per-partition)."""
+
+    kind: str
+    load: list[Any]
+    sq: list[Any] | None
+    kept: dict[int, Any]  # aggregated: class -> y[c]
+    pool: dict[tuple[int, int], Any]  # aggregated: (hub, member) -> z[h, m]
+    owns: dict[tuple[int, int], Any]  # per-partition: (member, pid) -> owns[m, p]
+    weights: tuple[int, int]  # (w_kept, w_rack)
+
+
+def _weights(agg: Aggregate) -> tuple[int, int]:
+    """O2 over O3 (T4): w_kept > the whole O3 range."""
+    return (agg.rack_informed + 1, 1) if agg.racks else (1, 0)
+
+
+def _load_domain(agg: Aggregate, m: int, spec: BalanceSpec) -> tuple[int, int]:
+    lo, hi = 0, int(agg.reach[m])
+    if spec.kind == "uniform" and spec.quota is not None:
+        lo, hi = max(lo, spec.quota[0]), min(hi, spec.quota[1])
+    if spec.kind == "fixed" and spec.lo is not None and spec.hi is not None:
+        lo, hi = max(lo, int(spec.lo[m])), min(hi, int(spec.hi[m]))
+    return lo, hi
+
+
+def _add_balance(model: Any, agg: Aggregate, load: list[Any], spec: BalanceSpec) -> list[Any] | None:
+    """O1 as constraints (or as the stage-1 objective), per ``spec``."""
+    M = agg.num_members
+    if spec.kind == "uniform":
+        lo, hi = spec.quota
+        for m in range(M):
+            # C3 uniform balance: floor(P/N) <= load(m) <= ceil(P/N)
+            model.add(load[m] >= lo)
+            model.add(load[m] <= hi)
+        return None
+    if spec.kind == "fixed":
+        # C7 windows are in the load domains; C4 is linear inside them: l^2 = a^2 + (2a+1)(l-a)
+        if M:
+            model.add(sum(int(2 * spec.lo[m] + 1) * load[m] for m in range(M)) <= spec.rhs)
+        return None
+    sq = []
+    for m in range(M):
+        lo, hi = _load_domain(agg, m, spec)
+        s = model.new_int_var(lo * lo, hi * hi, f"sq[{agg.members[m]}]")
+        model.add_multiplication_equality(s, [load[m], load[m]])
+        sq.append(s)
+    if spec.kind == "bounded":
+        # C4 global balance: sum load^2 <= S*
+        model.add(sum(sq) <= spec.s_star)
+    return sq
+
+
+def build_aggregated(agg: Aggregate, spec: BalanceSpec) -> tuple[Any, CpVars]:
+    """Counts per (class, member): y[c] kept by the claimant, z[h, m] from hub h's pool (C6)."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    w_kept, w_rack = _weights(agg)
+    M = agg.num_members
+    domains = [_load_domain(agg, m, spec) for m in range(M)]
+    load = [model.new_int_var(lo, max(lo, hi), f"load[{agg.members[m]}]") for m, (lo, hi) in enumerate(domains)]
+    kept: dict[int, Any] = {}
+    pool: dict[tuple[int, int], Any] = {}
+    terms: list[list[Any]] = [[] for _ in range(M)]
+    objective = []
+    classes_of_hub = agg.classes_of_hub()
+    for h, hub in enumerate(agg.hubs):
+        claimed = []
+        for c in classes_of_hub[h]:
+            cls = agg.classes[c]
+            if cls.claimant == NO_MEMBER:
+                continue
+            y = model.new_int_var(0, min(cls.size, domains[cls.claimant][1]), f"y[{c}]")
+            kept[c] = y
+            claimed.append(y)
+            terms[cls.claimant].append(y)
+            objective.append((w_kept + w_rack * int(cls.claimant_local)) * y)
+        zs = []
+        for i, m in enumerate(hub.subscribers.tolist()):
+            z = model.new_int_var(0, min(hub.size, domains[m][1]), f"z[{h},{agg.members[m]}]")
+            pool[h, m] = z
+            zs.append(z)
+            terms[m].append(z)
+            if w_rack and hub.local[i]:
+                objective.append(w_rack * z)
+        # C6 (C1 + C2 aggregated): every partition of the hub is kept by its claimant or pooled to a subscriber
+        model.add(sum(zs) + sum(claimed) == hub.size)
+    for m in range(M):
+        model.add(load[m] == sum(terms[m]))
+    sq = _add_balance(model, agg, load, spec)
+    if spec.kind == "minimise":
+        model.minimize(sum(sq))
+    else:
+        # O2 (then O3): maximise partitions kept by their retainable claimant (and rack-local ones)
+        model.maximize(sum(objective))
+    return model, CpVars("aggregated", load, sq, kept, pool, {}, (w_kept, w_rack))
+
+
+def build_per_partition(agg: Aggregate, spec: BalanceSpec) -> tuple[Any, CpVars]:
+    """Booleans owns[m, p] for every partition p and subscriber m (small groups; any objective)."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    w_kept, w_rack = _weights(agg)
+    M = agg.num_members
+    domains = [_load_domain(agg, m, spec) for m in range(M)]
+    load = [model.new_int_var(lo, max(lo, hi), f"load[{agg.members[m]}]") for m, (lo, hi) in enumerate(domains)]
+    owns: dict[tuple[int, int], Any] = {}
+    terms: list[list[Any]] = [[] for _ in range(M)]
+    objective = []
+    for cls in agg.classes:
+        hub = agg.hubs[cls.hub]
+        subs = hub.subscribers.tolist()
+        local = hub.local.tolist()
+        for p in cls.partitions.tolist():
+            row = []
+            for m, is_local in zip(subs, local):
+                x = model.new_bool_var(f"owns[{agg.members[m]},{p}]")
+                owns[m, p] = x
+                row.append(x)
+                terms[m].append(x)
+                w = (w_kept if m == cls.claimant else 0) + (w_rack if is_local else 0)
+                if w:
+                    objective.append(w * x)
+            # C1 + C2: each partition goes to exactly one subscriber of its topic
+            model.add_exactly_one(row)
+    for m in range(M):
+        model.add(load[m] == sum(terms[m]))
+    sq = _add_balance(model, agg, load, spec)
+    if spec.kind == "minimise":
+        model.minimize(sum(sq))
+    else:
+        # O2 (then O3)
+        model.maximize(sum(objective))
+    return model, CpVars("per-partition", load, sq, {}, {}, owns, (w_kept, w_rack))
+
+
+def _add_hint(model: Any, agg: Aggregate, v: CpVars, owner: np.ndarray) -> None:
+    """Warm start from a valid assignment (dense owners)."""
+    loads = np.bincount(owner, minlength=agg.num_members) if owner.size else np.zeros(agg.num_members, dtype=np.int64)
+    for m in range(agg.num_members):
+        model.add_hint(v.load[m], int(loads[m]))
+    if v.sq is not None:
+        for m in range(agg.num_members):
+            model.add_hint(v.sq[m], int(loads[m]) ** 2)
+    if v.kind == "per-partition":
+        for (m, p), x in v.owns.items():
+            model.add_hint(x, int(owner[p] == m))
+        return
+    pool_counts: dict[tuple[int, int], int] = {}
+    for c, cls in enumerate(agg.classes):
+        holders = owner[cls.partitions]
+        if c in v.kept:
+            model.add_hint(v.kept[c], int(np.count_nonzero(holders == cls.claimant)))
+            holders = holders[holders != cls.claimant]
+        ms, counts = np.unique(holders, return_counts=True)
+        for m, k in zip(ms.tolist(), counts.tolist()):
+            pool_counts[cls.hub, m] = pool_counts.get((cls.hub, m), 0) + k
+    for key, z in v.pool.items():
+        model.add_hint(z, pool_counts.get(key, 0))
+
+
+def _run(model: Any, time_limit: float | None, workers: int, seed: int) -> tuple[Any, str]:
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    if workers > 1:
+        solver.parameters.interleave_search = True  # deterministic multi-worker search
+    try:
+        status = solver.solve(model)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise SolverError(f"CP-SAT failed: {exc}") from exc
+    name = solver.status_name(status)
+    if name == "MODEL_INVALID":
+        raise SolverError(f"CP-SAT rejected the model: {model.validate() or 'MODEL_INVALID'}")
+    return solver, name
+
+
+def read_owner(agg: Aggregate, v: CpVars, solver: Any) -> np.ndarray:
+    """Solver values -> dense owners per partition id (deterministic expansion, §4)."""
+    if v.kind == "per-partition":
+        owner = np.full(agg.num_partitions, NO_MEMBER, dtype=np.int64)
+        for (m, p), x in v.owns.items():
+            if solver.boolean_value(x):
+                owner[p] = m
+        return owner
+    kept = [int(solver.value(v.kept[c])) if c in v.kept else 0 for c in range(len(agg.classes))]
+    pool: list[dict[int, int]] = [{} for _ in agg.hubs]
+    for (h, m), z in v.pool.items():
+        k = int(solver.value(z))
+        if k:
+            pool[h][m] = k
+    return expand(agg, kept, pool).owner
+
+
+def read_assignment(agg: Aggregate, v: CpVars, solver: Any) -> Assignment:
+    """The solved target assignment."""
+    return to_assignment(agg, read_owner(agg, v, solver))
+
+
+def _score(agg: Aggregate, objective: Objective) -> int:
+    w_kept, w_rack = _weights(agg)
+    return objective.kept * w_kept + w_rack * (objective.rack_local or 0)
 
 
 def solve_cpsat(
@@ -23,5 +274,111 @@ def solve_cpsat(
     racks: bool = False,
     balance_source: str = "flow",
 ) -> SolveResult:
-    """The lexicographic optimum by CP-SAT; OPTIMAL only when CP-SAT proved it."""
-    raise NotImplementedError("CP-SAT engine lands in a later commit")
+    """The lexicographic optimum (O1, O2, optional O3) by CP-SAT.
+
+    ``model``: ``aggregated`` (counts per class and member) or ``per-partition`` (owns[m, p]).
+    ``balance_source``: ``flow`` takes O1 from the certified flow (C4 + C7, exact by T3) and its
+    assignment as the hint; ``cpsat`` minimises O1 in CP-SAT first (stage 1), then fixes it.
+    ``hint``: an assignor's output to warm-start with (ignored unless a valid assignment).
+    ``kafka`` is solved as ``global`` (T5); ``uniform`` adds C3 and CP-SAT proves infeasibility itself.
+    """
+    check_balance_mode(balance)
+    if model not in MODELS:
+        raise InvalidScenario("model", f"unknown CP-SAT model {model!r} (expected one of {', '.join(MODELS)})")
+    if balance_source not in ("flow", "cpsat"):
+        raise InvalidScenario("balance_source", f"unknown balance source {balance_source!r} (expected flow or cpsat)")
+    if workers < 1:
+        raise InvalidScenario("workers", f"workers={workers} must be at least 1")
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + time_limit
+    agg = aggregate(scenario, racks=racks)
+    build = build_aggregated if model == "aggregated" else build_per_partition
+    hint_owner = owner_array(agg, hint) if hint is not None else None
+    flow_proven = True
+    details: list[str] = []
+
+    def remaining() -> float | None:
+        return None if deadline is None else max(0.0, deadline - time.perf_counter())
+
+    def result(status: str, proven: bool, owner: np.ndarray | None, bound: int | None) -> SolveResult:
+        target = assignment = None
+        objective = None
+        score = gap = None
+        if owner is not None:
+            objective = tiers(agg, owner)[1]
+            score = _score(agg, objective)
+            gap = None if bound is None else bound - score
+            target = to_assignment(agg, owner)
+            assignment = cooperative_round(scenario, target) if scenario.protocol == "cooperative" else target
+        return SolveResult(
+            engine=f"cpsat-{model}",
+            status=status,
+            proven=proven,
+            balance=balance,
+            assignment=assignment,
+            target=target,
+            objective=objective,
+            kept=None if objective is None else objective.kept,
+            score=score,
+            bound=bound,
+            gap=gap,
+            seconds=time.perf_counter() - start,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            detail="; ".join(details),
+        )
+
+    # O1 as constraints
+    if balance == "uniform":
+        spec = BalanceSpec("uniform", quota=uniform_quota(agg.num_partitions, agg.num_members))
+        if hint_owner is None and balance_source == "flow" and agg.num_partitions:
+            _, sol, expansion = certified_solution(agg)
+            lo, hi = spec.quota
+            if sol.check.ok and expansion.loads.min() >= lo and expansion.loads.max() <= hi:
+                hint_owner = expansion.owner
+    elif balance_source == "flow":
+        _, sol, expansion = certified_solution(agg)
+        flow_proven = sol.check.ok
+        if not flow_proven:
+            details.append("flow certificate rejected: " + "; ".join(sol.check.failures))
+        lo, hi = load_windows(agg, expansion.owner, expansion.loads)
+        s_star = expansion.objective.sum_squares
+        rhs = s_star + int(sum(int(a) * int(a) + int(a) for a in lo.tolist()))
+        spec = BalanceSpec("fixed", lo=lo, hi=hi, rhs=rhs, s_star=s_star)
+        if hint_owner is None:
+            hint_owner = expansion.owner
+    else:
+        stage1, v1 = build(agg, BalanceSpec("minimise"))
+        if hint_owner is not None:
+            _add_hint(stage1, agg, v1, hint_owner)
+        solver1, status1 = _run(stage1, remaining(), workers, seed)
+        if status1 == "INFEASIBLE":  # cannot happen: every assignable partition has a subscriber
+            raise SolverError("CP-SAT found C1-C2 infeasible: this is a bug")
+        if status1 not in ("OPTIMAL", "FEASIBLE"):
+            details.append("stage 1 (O1) found no solution within the time limit")
+            return result("UNKNOWN", False, None, None)
+        s_star = int(round(solver1.objective_value))
+        flow_proven = status1 == "OPTIMAL"
+        if not flow_proven:
+            details.append(f"stage 1 (O1) not proven: sum load^2 {s_star}, bound {int(solver1.best_objective_bound)}")
+        spec = BalanceSpec("bounded", s_star=s_star)
+        if hint_owner is None:
+            hint_owner = read_owner(agg, v1, solver1)
+
+    cp, v = build(agg, spec)
+    if hint_owner is not None:
+        _add_hint(cp, agg, v, hint_owner)
+    solver, status = _run(cp, remaining(), workers, seed)
+    if status == "INFEASIBLE":
+        if balance == "uniform":
+            details.append("C3 infeasible (proven by CP-SAT)")
+            return result("INFEASIBLE", True, None, None)
+        raise SolverError("CP-SAT found the O1-optimal balance infeasible: the flow's balance optimum is wrong")
+    if status not in ("OPTIMAL", "FEASIBLE"):
+        details.append("no solution within the time limit")
+        return result("UNKNOWN", False, None, None)
+    owner = read_owner(agg, v, solver)
+    bound = int(round(solver.best_objective_bound))
+    proven = status == "OPTIMAL" and flow_proven
+    return result("OPTIMAL" if proven else "FEASIBLE", proven, owner, bound)
