@@ -1,0 +1,165 @@
+"""The public Hypothesis API: ``stickyproof.strategies`` (façade, validation, knobs, shrinking)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.strategies import SearchStrategy
+
+import stickyproof.strategies as strategies
+from stickyproof.errors import StickyproofError
+from stickyproof.model import scenario_from_dict, scenario_to_dict
+from stickyproof.scenarios import Space, scenario_features
+from stickyproof.scenarios.space import OWNERSHIP, PROTOCOLS, SUBSCRIPTIONS, VERSIONS
+from stickyproof.strategies import InvalidStrategyArgument, from_space, groups
+
+SMALL = settings(max_examples=40, deadline=None)
+
+
+# ------------------------------------------------------------------------------------------
+# Façade
+
+
+def _public_strategies(module):
+    return {
+        name
+        for name, obj in vars(module).items()
+        if not name.startswith("_") and inspect.isfunction(obj) and "SearchStrategy" in str(inspect.signature(obj))
+    }
+
+
+def test_every_public_strategy_is_exported_and_documented():
+    from stickyproof.scenarios import hypothesis_driver
+
+    public = _public_strategies(hypothesis_driver) | _public_strategies(strategies)
+    assert public == {"groups", "from_space"}
+    assert public <= set(strategies.__all__)
+    for name in strategies.__all__:
+        obj = getattr(strategies, name)
+        assert obj.__doc__, name
+        assert obj.__module__ == "stickyproof.strategies"
+        if name in public:
+            assert obj.__doc__.strip().split("\n\n")[-1].lstrip().startswith("Examples shrink toward"), name
+
+
+def test_options_are_keyword_only():
+    for fn in (groups, from_space):
+        params = inspect.signature(fn).parameters.values()
+        if fn is groups:
+            assert all(p.kind is p.KEYWORD_ONLY for p in params)
+
+
+def test_plain_case_comes_first_in_every_choice():
+    assert SUBSCRIPTIONS[0] == "uniform"
+    assert OWNERSHIP[0] == "none"
+    assert VERSIONS[0] == 3
+    assert PROTOCOLS[0] == "eager"
+
+
+# ------------------------------------------------------------------------------------------
+# Generated groups
+
+
+@SMALL
+@given(groups())
+def test_groups_are_valid_scenarios(scenario):
+    assert scenario_from_dict(scenario_to_dict(scenario)) == scenario
+
+
+@SMALL
+@given(groups(min_members=2, max_members=3, min_topics=2, max_topics=2, min_partitions=3, max_partitions=3,
+              max_zero_partition_topics=0))
+def test_groups_respect_sizes(scenario):
+    assert 2 <= len(scenario.members) <= 3
+    assert [t.partitions for t in scenario.topics] == [3, 3]
+
+
+@SMALL
+@given(groups(versions=st.just(0), protocols=st.just("cooperative"), subscriptions=st.just("uniform"),
+              static=st.just("all"), racks=st.just("none")))
+def test_knob_strategies_take_effect(scenario):
+    assert {m.version for m in scenario.members} == {0}
+    assert scenario.protocol == "cooperative"
+    assert len({m.topics for m in scenario.members}) == 1
+    assert all(m.instance_id for m in scenario.members)
+    assert scenario_features(scenario)["racks"] == "none"
+
+
+@SMALL
+@given(groups(min_members=2, min_stale=1, max_stale=1))
+def test_min_stale_forces_a_stale_member(scenario):
+    assert scenario_features(scenario)["stale_claimants"] >= 1
+
+
+@SMALL
+@given(from_space(Space.from_overrides(["members=3", "versions=1,2", "ownership=balanced", "subscriptions=uniform"])))
+def test_from_space_follows_the_space(scenario):
+    assert len(scenario.members) == 3
+    assert {m.version for m in scenario.members} <= {1, 2}
+
+
+# ------------------------------------------------------------------------------------------
+# Shrinking
+
+
+def test_examples_shrink_to_the_plain_group():
+    s = find(groups(), lambda s: True, settings=settings(database=None))
+    assert len(s.members) == 1 and len(s.topics) == 1 and s.topics[0].partitions == 1
+    m = s.members[0]
+    assert (m.version, m.owned, m.generation, m.rack, m.instance_id, m.assignors) == (3, (), -1, None, None, ())
+    assert s.protocol == "eager"
+
+
+def test_failures_shrink_to_small_stale_groups():
+    space = groups(max_members=4, max_topics=2, max_partitions=4)
+    s = find(space, lambda s: scenario_features(s)["stale_claimants"] > 0, settings=settings(database=None))
+    assert len(s.members) == 2
+    assert sum(len(m.owned) for m in s.members) == 2
+
+
+# ------------------------------------------------------------------------------------------
+# Validation
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"min_members": 0}, "min_members=0"),
+        ({"min_members": 5, "max_members": 2}, "max_members=2 < min_members=5"),
+        ({"min_partitions": -1}, "min_partitions=-1"),
+        ({"max_topics": "3"}, "max_topics='3'"),
+        ({"min_generation": 0}, "min_generation=0"),
+        ({"max_stale": True}, "max_stale=True"),
+        ({"max_members": 10**7}, "max_members=10000000"),
+        ({"versions": 3}, "versions=3"),
+        ({"protocols": ["eager"]}, "protocols=['eager']"),
+    ],
+)
+def test_groups_validation_names_arg_and_value(kwargs, needle):
+    with pytest.raises(InvalidStrategyArgument) as info:
+        groups(**kwargs)
+    assert needle in str(info.value)
+    assert isinstance(info.value, StickyproofError) and isinstance(info.value, InvalidArgument)
+
+
+def test_from_space_rejects_non_space():
+    with pytest.raises(InvalidStrategyArgument, match="space="):
+        from_space({"members": (1, 2)})
+
+
+def test_a_knob_strategy_drawing_a_bad_value_names_the_knob():
+    @settings(max_examples=1, database=None)
+    @given(groups(versions=st.just(7)))
+    def draw_one(scenario):
+        pass
+
+    with pytest.raises(InvalidStrategyArgument, match="versions= drew 7"):
+        draw_one()
+
+
+def test_groups_returns_a_strategy():
+    assert isinstance(groups(), SearchStrategy)
