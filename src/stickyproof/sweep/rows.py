@@ -146,7 +146,7 @@ def basic_features(scenario: Scenario) -> dict[str, Any]:
         "members": len(scenario.members),
         "topics": len(scenario.topics),
         "partitions": len(subscribed),
-        "subscription": "homogeneous" if len(kinds) <= 1 else "heterogeneous",
+        "subscription": "uniform" if len(kinds) <= 1 else "heterogeneous",
         "versions": ",".join(str(v) for v in sorted({m.version for m in scenario.members})),
         "protocol": scenario.protocol,
     }
