@@ -17,7 +17,7 @@ from stickyproof.scenarios import Space, scenario_features
 from stickyproof.scenarios.space import OWNERSHIP, PROTOCOLS, SUBSCRIPTIONS, VERSIONS
 from stickyproof.strategies import InvalidStrategyArgument, from_space, groups
 
-SMALL = settings(max_examples=40, deadline=None)
+SMALL = settings(deadline=None)  # example counts come from the profile (tests/conftest.py)
 
 
 # ------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ this module holds the implementation and the argument validation.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any, Callable, Hashable, Mapping, Sequence, TypeVar
 
 from hypothesis import strategies as st
@@ -59,10 +60,10 @@ class _HypothesisDraw:
         self._config = config
 
     def integer(self, low: int, high: int) -> int:
-        return self._draw(st.integers(low, high))
+        return self._draw(_integers(low, high))
 
     def boolean(self) -> bool:
-        return self._draw(st.booleans())
+        return self._draw(_BOOLEANS)
 
     def choice(self, values: Sequence[T]) -> T:
         return self._draw(st.sampled_from(values))
@@ -94,9 +95,23 @@ class _HypothesisDraw:
         max_size: int,
         unique_by: Callable[[T], Hashable] | None = None,
     ) -> list[T]:
-        config = self._config
-        elements = st.composite(lambda draw: element(_HypothesisDraw(draw, config)))()
+        elements = _elements(element, self._config)
         return self._draw(st.lists(elements, min_size=min_size, max_size=max_size, unique_by=unique_by))
+
+
+_BOOLEANS = st.booleans()
+
+
+@lru_cache(maxsize=4096)
+def _integers(low: int, high: int) -> SearchStrategy[int]:
+    # Built once per range: building a strategy per draw cost more than the draw itself.
+    return st.integers(low, high)
+
+
+@st.composite
+def _elements(draw: Callable[[SearchStrategy[Any]], Any], element: Callable[[Any], Any], config: _Config) -> Any:
+    """A list element drawn by a generator step (defined once; composing a new strategy per list is slow)."""
+    return element(_HypothesisDraw(draw, config))
 
 
 @st.composite
