@@ -125,7 +125,7 @@ def test_sizes_are_respected():
 def test_subscriptions_uniform_gives_equal_topic_lists():
     for s in samples("subscriptions=uniform", "members=2..6"):
         assert len({m.topics for m in s.members}) == 1
-        assert scenario_features(s)["subscriptions"] == "uniform"
+        assert scenario_features(s)["subscription"] == "uniform"
 
 
 def test_subscriptions_empty_gives_a_member_without_topics():
@@ -135,20 +135,20 @@ def test_subscriptions_empty_gives_a_member_without_topics():
 
 def test_subscriptions_nested_form_a_chain():
     for s in samples("subscriptions=nested", "members=2..6", "topics=3..5"):
-        assert scenario_features(s)["subscriptions"] in ("nested", "uniform")
+        assert scenario_features(s)["subscription"] in ("nested", "uniform")
 
 
 def test_subscriptions_disjoint_share_no_topic_between_different_lists():
     for s in samples("subscriptions=disjoint", "members=2..6", "topics=2..5"):
         lists = {frozenset(m.topics) for m in s.members}
         assert all(a == b or not (a & b) for a in lists for b in lists)
-    assert any(scenario_features(s)["subscriptions"] == "disjoint" for s in samples("subscriptions=disjoint", "members=4..6", "topics=2..5"))
+    assert any(scenario_features(s)["subscription"] == "disjoint" for s in samples("subscriptions=disjoint", "members=4..6", "topics=2..5"))
 
 
 def test_subscriptions_heterogeneous_are_nonempty_and_vary():
     drawn = samples("subscriptions=heterogeneous", "members=3..6", "topics=3..5")
     assert all(m.topics for s in drawn for m in s.members)
-    assert any(scenario_features(s)["subscriptions"] == "heterogeneous" for s in drawn)
+    assert any(scenario_features(s)["subscription"] == "heterogeneous" for s in drawn)
 
 
 NO_HAZARDS = ("stale=0", "double_claims=0", "unknown_generation=0", "deleted_topic_claims=0", "past_count_claims=0")
@@ -338,10 +338,10 @@ def test_features_columns_are_scalars_in_order():
         ("kip341-stale-rejoin", "contested_partitions", 2),
         ("same-generation-double-claim", "double_claims", 1),
         ("nonexistent-partition-claim", "past_count_claims", 2),
-        ("empty-subscription-seeding", "subscriptions", "empty"),
+        ("empty-subscription-seeding", "subscription", "empty"),
         ("stale-claimant-owner-dropped-topic", "unsubscribed_claims", 2),
         ("kip792-mixed-versions", "versions", "0,1,2,3"),
-        ("per-topic-skew", "subscriptions", "uniform"),
+        ("per-topic-skew", "subscription", "uniform"),
         ("kip615-2100", "members", 2100),
         ("kip615-2100", "partitions", 2100),
     ],

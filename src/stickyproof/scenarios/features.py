@@ -22,7 +22,7 @@ FEATURE_COLUMNS = (
     "zero_partition_topics",
     "partitions",
     "subscribed_partitions",
-    "subscriptions",
+    "subscription",
     "empty_subscriptions",
     "missing_topic_subscriptions",
     "versions",
@@ -79,7 +79,9 @@ def _assignor_kind(scenario: Scenario) -> str:
 def scenario_features(scenario: Scenario) -> dict[str, Any]:
     """One flat record describing the scenario; keys are ``FEATURE_COLUMNS`` in order.
 
-    Stale claimants: members with claims whose generation is known (>= 0) but below the
+    ``partitions`` counts every partition in the leader's metadata, ``subscribed_partitions``
+    the assignable ones (existing partitions of subscribed topics, D1); ``subscription`` is
+    ``subscription_kind``. Stale claimants: members with claims whose generation is known (>= 0) but below the
     highest generation in the group. Double claims: partitions that two claimants of the same
     known generation both claim (Kafka's R8 duplicate rule).
     """
@@ -114,7 +116,7 @@ def scenario_features(scenario: Scenario) -> dict[str, Any]:
         "zero_partition_topics": sum(1 for t in scenario.topics if t.partitions == 0),
         "partitions": sum(t.partitions for t in scenario.topics),
         "subscribed_partitions": len(scenario.subscribed_partitions()),
-        "subscriptions": subscription_kind(scenario),
+        "subscription": subscription_kind(scenario),
         "empty_subscriptions": sum(1 for m in members if not m.topics),
         "missing_topic_subscriptions": sum(1 for m in members if any(t not in counts for t in m.topics)),
         "versions": ",".join(map(str, versions)),
