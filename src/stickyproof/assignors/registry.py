@@ -132,8 +132,8 @@ _BUILTINS: tuple[AssignorInfo, ...] = (
     _builtin("cooperative-sticky@2.6", "cooperative-sticky", "2.6", COOPERATIVE_AND_EAGER, _sticky_fn("2.6", True),
              "CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data"),
     _builtin("cooperative-sticky@3.5.1", "cooperative-sticky", "3.5.1", COOPERATIVE_AND_EAGER, _sticky_fn("3.5.1", True),
-             "CooperativeStickyAssignor as released in 3.5.1: per-partition generation resolution with the "
-             "owner-map bug fixed in 3.5.2 (KAFKA-15106)"),
+             "CooperativeStickyAssignor as released in 3.5.1: per-partition generation resolution, with its "
+             "owner-map bug (a partition could be kept by two members; fixed in 3.5.2, KAFKA-15106)"),
 )
 _BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
 BUILTIN_NAMES: tuple[str, ...] = tuple(_BY_NAME)
