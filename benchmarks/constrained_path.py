@@ -1,0 +1,81 @@
+"""Time the sticky constrained path on Kafka's large uniform groups (KAFKA_SEMANTICS §6, issue targets).
+
+Groups (all members subscribe to every topic, no racks, subscriptions built directly):
+  uniform-2000x1M    2,000 members, 500 topics x 2,000 partitions: fresh, then rejoin (members 1..1999
+                     own their fresh result in generation 1, member 0 owns nothing: Kafka's
+                     testLargeAssignmentAndGroupWithUniformSubscription)
+  kip-9987-2100      2,100 members x 2,100 partitions (one topic), fresh: the KIP's "2.5 minutes" report
+  wide-10000x500k    10,000 members, 250 topics x 2,000 partitions, fresh
+
+Prints, per group and round, the best of ``--repeat`` wall times of ``assign_sticky`` (input
+building included) and of the constrained step alone (``constrained_assign`` on a prepared
+input). Run under ``nice``: ``nice .venv/bin/python benchmarks/constrained_path.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+
+from stickyproof.assignors.base import GroupSubscription, Subscription
+from stickyproof.assignors.constrained import constrained_assign
+from stickyproof.assignors.ownership import resolve_prior_owners
+from stickyproof.assignors.sticky import assign_sticky, build_sticky_input
+from stickyproof.model import Topic
+
+
+def _name(prefix: str, i: int, total: int) -> str:
+    return f"{prefix}{i:0{len(str(total))}d}"
+
+
+def uniform_group(members: int, topics: int, partitions: int, owned=None) -> GroupSubscription:
+    names = tuple(_name("t", i, topics) for i in range(topics))
+    metadata = {t: Topic(t, partitions) for t in names}
+    subs = []
+    for i in range(members):
+        m = _name("c", i, members)
+        claims = owned.get(m, ()) if owned else ()
+        subs.append(Subscription(m, names, owned=claims, generation=1 if claims else None))
+    return GroupSubscription(metadata, tuple(subs), "eager", direct=True)
+
+
+def best(fn, repeat: int) -> tuple[float, object]:
+    """Best wall time of ``repeat`` calls; the previous result is freed and collected before each timing.
+
+    Unlike ``timeit`` the collector stays on while timing, so its cost is part of the figure.
+    """
+    times, out = [], None
+    for _ in range(repeat):
+        out = None
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def run(label: str, group: GroupSubscription, repeat: int) -> object:
+    full, result = best(lambda: assign_sticky(group), repeat)
+    inp = build_sticky_input(group, cooperative=False)
+    prior = resolve_prior_owners(inp)
+    step, _ = best(lambda: constrained_assign(inp, prior), repeat)
+    resolve, _ = best(lambda: resolve_prior_owners(inp), repeat)
+    print(f"{label:28s} assign_sticky {full:7.3f} s   resolve_prior_owners {resolve:7.3f} s   constrained_assign {step:7.3f} s")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    fresh = run("uniform-2000x1M fresh", uniform_group(2000, 500, 2000), args.repeat)
+    owned = {m: tps for m, tps in fresh.assignment.items() if m != _name("c", 0, 2000)}
+    run("uniform-2000x1M rejoin", uniform_group(2000, 500, 2000, owned), args.repeat)
+    run("kip-9987-2100 fresh", uniform_group(2100, 1, 2100), args.repeat)
+    run("wide-10000x500k fresh", uniform_group(10000, 250, 2000), args.repeat)
+
+
+if __name__ == "__main__":
+    main()
