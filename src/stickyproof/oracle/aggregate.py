@@ -13,7 +13,9 @@ tuples: a million-partition group aggregates in one pass per topic.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
+from functools import cached_property, partial
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -21,6 +23,8 @@ import numpy as np
 from ..model import Assignment, Scenario, TopicPartition
 from .claims import NO_MEMBER, ClaimTable, claim_table, claimants
 from .result import Objective
+
+_make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor, as in assignors/range.py
 
 __all__ = ["Hub", "PartitionClass", "Aggregate", "aggregate", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
 
@@ -54,11 +58,14 @@ class PartitionClass:
 
 @dataclass(frozen=True, eq=False)
 class Aggregate:
-    """A scenario as hubs and classes.
+    """A scenario as hubs and classes, classes stored as parallel arrays.
 
-    ``reach[m]``: partitions member m could take; ``num_partitions``: |P| (D1);
-    ``retainable``: K (D4); ``rack_informed``: partitions with replica racks (the O3 range);
-    ``racks``: whether the O3 tier is on.
+    Class ``c`` holds the partitions ``class_order[class_start[c]:class_end[c]]`` (ascending),
+    of hub ``class_hub[c]``, retainable by ``class_claimant[c]`` (NO_MEMBER for none);
+    ``class_local[c]``: the claimant is rack-local (O3). Classes are sorted by (hub, claimant).
+    ``hub_of_pid``: each partition's hub. ``reach[m]``: partitions member m could take;
+    ``num_partitions``: |P| (D1); ``retainable``: K (D4); ``rack_informed``: partitions with
+    replica racks (the O3 range); ``racks``: whether the O3 tier is on.
     """
 
     scenario: Scenario
@@ -67,7 +74,13 @@ class Aggregate:
     topics: tuple[str, ...]
     topic_offset: np.ndarray
     hubs: tuple[Hub, ...]
-    classes: tuple[PartitionClass, ...]
+    hub_of_pid: np.ndarray
+    class_hub: np.ndarray
+    class_claimant: np.ndarray
+    class_start: np.ndarray
+    class_end: np.ndarray
+    class_local: np.ndarray
+    class_order: np.ndarray
     reach: np.ndarray
     num_partitions: int
     retainable: int
@@ -79,10 +92,29 @@ class Aggregate:
     def num_members(self) -> int:
         return len(self.members)
 
+    @property
+    def num_classes(self) -> int:
+        return int(self.class_hub.size)
+
+    @property
+    def class_size(self) -> np.ndarray:
+        return self.class_end - self.class_start
+
+    def class_partitions(self, c: int) -> np.ndarray:
+        return self.class_order[int(self.class_start[c]) : int(self.class_end[c])]
+
+    @cached_property
+    def classes(self) -> tuple[PartitionClass, ...]:
+        """The classes as objects (for small models and tests; the engines use the arrays)."""
+        return tuple(
+            PartitionClass(int(h), int(k), self.class_partitions(c), bool(loc))
+            for c, (h, k, loc) in enumerate(zip(self.class_hub.tolist(), self.class_claimant.tolist(), self.class_local.tolist()))
+        )
+
     def classes_of_hub(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in self.hubs]
-        for c, cls in enumerate(self.classes):
-            out[cls.hub].append(c)
+        for c, h in enumerate(self.class_hub.tolist()):
+            out[h].append(c)
         return out
 
     def topic_partition(self, pid: int) -> TopicPartition:
@@ -91,79 +123,80 @@ class Aggregate:
 
     def retainer_by_pid(self) -> np.ndarray:
         """Dense D4 retainer per partition id (NO_MEMBER when none)."""
-        if not self.topics:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate([self.table.retainer[t] for t in self.topics])
+        return self.table.retainer_pid
 
 
 def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
-    """Build hubs and classes (models/optimal-assignment.md §4), deterministically ordered."""
+    """Build hubs and classes (models/optimal-assignment.md §4), deterministically ordered.
+
+    Hubs are numbered in order of first appearance over sorted (topic, partition); classes are
+    sorted by (hub, claimant), claimant-less first; each class's partitions ascend.
+    """
     table = claim_table(scenario)
     members = table.members
+    M = len(members)
     by_id = {m.id: m for m in scenario.members}
     member_rack = tuple(by_id[m].rack for m in members)
     topics = tuple(table.topics)
-    counts = np.array([table.topics[t] for t in topics], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if topics else np.zeros(0, dtype=np.int64)
+    counts = np.fromiter((table.topics[t] for t in topics), dtype=np.int64, count=len(topics))
+    offsets = np.fromiter((table.offset[t] for t in topics), dtype=np.int64, count=len(topics))
+    P = int(counts.sum()) if topics else 0
     topic_meta = {t.name: t for t in scenario.topics}
 
     hub_index: dict[tuple, int] = {}
     hub_subs: list[np.ndarray] = []
     hub_racks: list[frozenset[str] | None] = []
-    class_parts: dict[tuple[int, int], list[np.ndarray]] = {}
+    hub_of_pid = np.empty(P, dtype=np.int64)
     rack_informed = 0
+
+    def hub_for(subs: np.ndarray, rs: frozenset[str] | None) -> int:
+        key = (subs.tobytes(), None if rs is None else tuple(sorted(rs)))
+        h = hub_index.get(key)
+        if h is None:
+            h = hub_index[key] = len(hub_subs)
+            hub_subs.append(subs)
+            hub_racks.append(rs)
+        return h
+
     for ti, t in enumerate(topics):
-        subs = np.flatnonzero(table.subscribed[t]).astype(np.int64)
-        n = int(counts[ti])
-        pids = offsets[ti] + np.arange(n, dtype=np.int64)
-        retainer = table.retainer[t]
+        subs = np.flatnonzero(table.subscribed_matrix[ti]).astype(np.int64)
+        start, n = int(offsets[ti]), int(counts[ti])
         rack_lists = topic_meta[t].racks if racks else None
         if rack_lists is None:
-            groups = [(None, np.arange(n, dtype=np.int64))]
+            hub_of_pid[start : start + n] = hub_for(subs, None)
         else:
             rack_informed += n
-            by_set: dict[frozenset[str], list[int]] = {}
-            for p, rl in enumerate(rack_lists):
-                by_set.setdefault(frozenset(rl), []).append(p)
-            groups = [(rs, np.asarray(by_set[rs], dtype=np.int64)) for rs in sorted(by_set, key=sorted)]
-        for rs, local_parts in groups:
-            key = (subs.tobytes(), None if rs is None else tuple(sorted(rs)))
-            h = hub_index.get(key)
-            if h is None:
-                h = hub_index[key] = len(hub_subs)
-                hub_subs.append(subs)
-                hub_racks.append(rs)
-            ret = retainer[local_parts]
-            order = np.argsort(ret, kind="stable")
-            ret_sorted = ret[order]
-            bounds = np.flatnonzero(np.diff(ret_sorted)) + 1
-            for chunk in np.split(order, bounds):
-                if chunk.size == 0:
-                    continue
-                claimant = int(ret[chunk[0]])
-                class_parts.setdefault((h, claimant), []).append(pids[local_parts[chunk]])
+            hub_of_pid[start : start + n] = [hub_for(subs, frozenset(rl)) for rl in rack_lists]
 
     def is_local(m: int, rs: frozenset[str] | None) -> bool:
         r = member_rack[m]
         return rs is not None and r is not None and r in rs
 
+    # classes: one stable sort of all partitions by (hub, claimant); pids stay ascending inside
+    key = hub_of_pid * (M + 1) + (table.retainer_pid + 1)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    cuts = np.flatnonzero(np.diff(sorted_key)) + 1
+    class_start = np.concatenate([[0], cuts]).astype(np.int64) if P else np.zeros(0, dtype=np.int64)
+    class_end = np.concatenate([cuts, [P]]).astype(np.int64) if P else np.zeros(0, dtype=np.int64)
+    class_key = sorted_key[class_start]
+    class_hub = class_key // (M + 1)
+    class_claimant = class_key % (M + 1) - 1
+    class_local = np.zeros(class_hub.size, dtype=bool)
     hubs = []
     for h, subs in enumerate(hub_subs):
         rs = hub_racks[h]
         local = np.array([is_local(int(m), rs) for m in subs], dtype=bool) if racks else np.zeros(subs.size, dtype=bool)
         hubs.append(Hub(subs, rs, local, 0))
-    classes = []
-    hub_size = [0] * len(hubs)
-    for (h, claimant) in sorted(class_parts, key=lambda k: (k[0], k[1])):
-        parts = np.sort(np.concatenate(class_parts[(h, claimant)]))
-        local = claimant != NO_MEMBER and racks and is_local(claimant, hub_racks[h])
-        classes.append(PartitionClass(h, claimant, parts, bool(local)))
-        hub_size[h] += int(parts.size)
-    hubs = [Hub(hb.subscribers, hb.racks, hb.local, hub_size[h]) for h, hb in enumerate(hubs)]
-    reach = np.zeros(len(members), dtype=np.int64)
+    if racks:
+        for c in np.flatnonzero(class_claimant >= 0).tolist():
+            class_local[c] = is_local(int(class_claimant[c]), hub_racks[int(class_hub[c])])
+    hub_size = np.bincount(hub_of_pid, minlength=len(hubs)) if P else np.zeros(len(hubs), dtype=np.int64)
+    hubs = [Hub(hb.subscribers, hb.racks, hb.local, int(hub_size[h])) for h, hb in enumerate(hubs)]
+    reach = np.zeros(M, dtype=np.int64)
     for hb in hubs:
         reach[hb.subscribers] += hb.size
-    retainable = sum(c.size for c in classes if c.claimant != NO_MEMBER)
+    retainable = int(np.count_nonzero(table.retainer_pid >= 0))
     return Aggregate(
         scenario=scenario,
         table=table,
@@ -171,10 +204,16 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
         topics=topics,
         topic_offset=offsets,
         hubs=tuple(hubs),
-        classes=tuple(classes),
+        hub_of_pid=hub_of_pid,
+        class_hub=class_hub,
+        class_claimant=class_claimant,
+        class_start=class_start,
+        class_end=class_end,
+        class_local=class_local,
+        class_order=order,
         reach=reach,
-        num_partitions=int(counts.sum()) if topics else 0,
-        retainable=int(retainable),
+        num_partitions=P,
+        retainable=retainable,
         rack_informed=rack_informed,
         racks=racks,
         member_rack=member_rack,
@@ -190,68 +229,73 @@ class Expansion:
     objective: Objective
 
 
-def expand(agg: Aggregate, kept: Sequence[int], pool: Sequence[Mapping[int, int]]) -> Expansion:
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + n)`` for each (s, n), vectorised."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(np.asarray(starts, dtype=np.int64), lengths) + np.arange(total, dtype=np.int64) - offs
+
+
+def expand(agg: Aggregate, kept: Sequence[int] | np.ndarray, pool_hub: np.ndarray, pool_member: np.ndarray, pool_count: np.ndarray) -> Expansion:
     """Counts -> partitions (§4, deterministic).
 
     ``kept[c]``: partitions of class c staying with its claimant (0 for unclaimed classes);
-    ``pool[h]``: member index -> partitions of hub h's pool it takes. Each member first takes its
-    own unkept claims from the pool (so expansion never lowers ``kept``), then members in id order
-    take the lowest remaining partitions.
+    pool entries ``(pool_hub[i], pool_member[i], pool_count[i])``: member takes that many from
+    the hub's pool. Each member first takes its own unkept claims from the pool (so expansion
+    never lowers ``kept``), then, hub by hub, members in id order take the lowest remaining
+    partitions.
     """
+    M = agg.num_members
+    kept = np.asarray(kept, dtype=np.int64)
+    size = agg.class_size
+    if kept.shape != size.shape or (kept < 0).any() or (kept > size).any() or (kept[agg.class_claimant < 0] != 0).any():
+        raise ValueError("kept counts do not fit the classes")
+    pool_hub = np.asarray(pool_hub, dtype=np.int64)
+    pool_member = np.asarray(pool_member, dtype=np.int64)
+    pool_count = np.asarray(pool_count, dtype=np.int64)
     owner = np.full(agg.num_partitions, NO_MEMBER, dtype=np.int64)
-    leftovers: list[list[np.ndarray]] = [[] for _ in agg.hubs]
-    own_left: list[dict[int, np.ndarray]] = [{} for _ in agg.hubs]
-    for c, cls in enumerate(agg.classes):
-        y = int(kept[c])
-        if y < 0 or y > cls.size or (y and cls.claimant == NO_MEMBER):
-            raise ValueError(f"kept count {y} invalid for class {c}")
-        if y:
-            owner[cls.partitions[:y]] = cls.claimant
-        rest = cls.partitions[y:]
-        if rest.size:
-            leftovers[cls.hub].append(rest)
-            if cls.claimant != NO_MEMBER:
-                own_left[cls.hub][cls.claimant] = rest
-    for h, hub in enumerate(agg.hubs):
-        counts = pool[h]
-        total = sum(int(v) for v in counts.values())
-        left = np.sort(np.concatenate(leftovers[h])) if leftovers[h] else np.zeros(0, dtype=np.int64)
-        if total != left.size:
-            raise ValueError(f"hub {h}: pool counts {total} != pool size {left.size}")
-        need = {int(m): int(v) for m, v in sorted(counts.items()) if int(v) > 0}
-        for m in list(need):
-            own = own_left[h].get(m)
-            if own is not None and own.size:
-                take = own[: need[m]]
-                owner[take] = m
-                need[m] -= take.size
-        free = left[owner[left] == NO_MEMBER]
-        start = 0
-        for m in sorted(need):
-            k = need[m]
-            if k:
-                owner[free[start : start + k]] = m
-                start += k
-    if agg.num_partitions and (owner == NO_MEMBER).any():
-        raise ValueError("expansion left partitions unassigned")
+    # kept: the first kept[c] partitions of each class go to its claimant
+    pos = _ranges(agg.class_start, kept)
+    owner[agg.class_order[pos]] = np.repeat(agg.class_claimant, kept)
+    # pool, first pass: a member takes back its own unkept claims
+    class_key = agg.class_hub * (M + 1) + agg.class_claimant + 1
+    want_key = pool_hub * (M + 1) + pool_member + 1
+    c = np.searchsorted(class_key, want_key)
+    c_ok = c < class_key.size
+    match = np.zeros(pool_hub.size, dtype=bool)
+    match[c_ok] = class_key[c[c_ok]] == want_key[c_ok]
+    cm = c[match]
+    own = np.minimum(pool_count[match], size[cm] - kept[cm])
+    pos = _ranges(agg.class_start[cm] + kept[cm], own)
+    owner[agg.class_order[pos]] = np.repeat(agg.class_claimant[cm], own)
+    need = pool_count.copy()
+    need[match] -= own
+    # pool, second pass: per hub, members in id order take the lowest free partitions
+    free = np.flatnonzero(owner == NO_MEMBER)
+    free = free[np.argsort(agg.hub_of_pid[free], kind="stable")]
+    order = np.lexsort((pool_member, pool_hub))
+    takers = np.repeat(pool_member[order], need[order])
+    if takers.size != free.size or not np.array_equal(np.repeat(pool_hub[order], need[order]), agg.hub_of_pid[free]):
+        raise ValueError("pool counts do not match the hubs' pools")
+    owner[free] = takers
     return Expansion(owner, *tiers(agg, owner))
 
 
 def tiers(agg: Aggregate, owner: np.ndarray) -> tuple[np.ndarray, Objective]:
     """Loads and O1-O3 of a dense assignment (computed from the partitions, not from solver counts)."""
-    loads = np.bincount(owner, minlength=agg.num_members).astype(np.int64) if owner.size else np.zeros(agg.num_members, dtype=np.int64)
+    M = agg.num_members
+    loads = np.bincount(owner, minlength=M).astype(np.int64) if owner.size else np.zeros(M, dtype=np.int64)
     retainer = agg.retainer_by_pid()
     kept = int(np.count_nonzero((retainer >= 0) & (retainer == owner)))
     rack_local = None
     if agg.racks:
-        rack_local = 0
-        for cls in agg.classes:
-            hub = agg.hubs[cls.hub]
-            if hub.racks is None:
-                continue
-            holders = owner[cls.partitions]
-            local_members = hub.subscribers[hub.local]
-            rack_local += int(np.isin(holders, local_members).sum())
+        local_keys = np.concatenate(
+            [h * M + hub.subscribers[hub.local] for h, hub in enumerate(agg.hubs)] or [np.zeros(0, dtype=np.int64)]
+        )
+        rack_local = int(np.isin(agg.hub_of_pid * M + owner, local_keys).sum()) if owner.size else 0
     sum_squares = int((loads * loads).sum())
     max_load = int(loads.max()) if loads.size else 0
     return loads, Objective(sum_squares, max_load, kept, rack_local)
@@ -259,21 +303,23 @@ def tiers(agg: Aggregate, owner: np.ndarray) -> tuple[np.ndarray, Objective]:
 
 def to_assignment(agg: Aggregate, owner: np.ndarray) -> Assignment:
     """Dense owners -> Assignment, partitions sorted, every member present."""
-    per_member: list[list[TopicPartition]] = [[] for _ in agg.members]
+    per_member: list[tuple[TopicPartition, ...]] = [() for _ in agg.members]
     if owner.size:
-        order = np.argsort(owner, kind="stable")
-        sorted_owner = owner[order]
-        bounds = np.searchsorted(sorted_owner, np.arange(agg.num_members + 1))
+        order = np.argsort(owner, kind="stable")  # stable: each member's partitions stay sorted
+        bounds = np.searchsorted(owner[order], np.arange(agg.num_members + 1))
+        topic_of = np.searchsorted(agg.topic_offset, order, side="right") - 1
+        part_of = order - agg.topic_offset[topic_of]
         topics = agg.topics
-        offsets = agg.topic_offset
-        for m in range(agg.num_members):
-            pids = order[bounds[m] : bounds[m + 1]]
-            if pids.size == 0:
-                continue
-            tix = np.searchsorted(offsets, pids, side="right") - 1
-            parts = pids - offsets[tix]
-            per_member[m] = [TopicPartition(topics[t], p) for t, p in zip(tix.tolist(), parts.tolist())]
-    return Assignment({m: tuple(per_member[i]) for i, m in enumerate(agg.members)})
+        enabled = gc.isenabled()
+        gc.disable()  # a million small tuples would trigger repeated full collections of the scenario
+        try:
+            tps = list(map(_make_tp, zip(map(topics.__getitem__, topic_of.tolist()), part_of.tolist())))
+            b = bounds.tolist()
+            per_member = [tuple(tps[b[m] : b[m + 1]]) for m in range(agg.num_members)]
+        finally:
+            if enabled:
+                gc.enable()
+    return Assignment({m: per_member[i] for i, m in enumerate(agg.members)})
 
 
 def cooperative_round(scenario: Scenario, target: Assignment) -> Assignment:
@@ -316,7 +362,7 @@ def owner_array(agg: Aggregate, assignment: Assignment) -> np.ndarray | None:
             t = topic_ix.get(tp.topic)
             if t is None or not 0 <= tp.partition < agg.table.topics[tp.topic]:
                 return None
-            if not agg.table.subscribed[tp.topic][m]:
+            if not agg.table.subscribed_matrix[t, m]:
                 return None
             pid = int(agg.topic_offset[t]) + tp.partition
             if owner[pid] != NO_MEMBER:

@@ -68,22 +68,44 @@ class ClaimTable:
     """Claims resolved per assignable partition, in dense ids.
 
     ``members``: member ids sorted (dense id = position). ``topics``: assignable topics sorted,
-    to their partition count. Per topic, arrays indexed by partition number:
-    ``owner[t][p]``: D3 current owner (the unique highest-generation claimant), or NO_MEMBER when
-    nobody claims p or the highest generation is shared; ``retainer[t][p]``: D4 retainable claimant
-    (the owner, if it still subscribes to t), or NO_MEMBER; ``claims[t][p]``: how many members
-    claim p (any generation). ``subscribed[t]``: boolean mask over members.
+    to their partition count; ``offset[t]``: the dense id of partition 0 of topic ``t`` (dense
+    partition ids follow sorted (topic, partition), as ``model.Index``). Arrays over dense
+    partition ids: ``owner_pid``: D3 current owner (the unique highest-generation claimant), or
+    NO_MEMBER when nobody claims it or the highest generation is shared; ``retainer_pid``: D4
+    retainable claimant (the owner, if it still subscribes), or NO_MEMBER; ``claims_pid``: how
+    many members claim it (any generation). ``subscribed``: boolean matrix [topic, member] over
+    the sorted topics. ``owner[t]``, ``retainer[t]``, ``claims[t]`` are per-topic views.
     """
 
     members: tuple[str, ...]
     topics: Mapping[str, int]
-    owner: Mapping[str, np.ndarray]
-    retainer: Mapping[str, np.ndarray]
-    claims: Mapping[str, np.ndarray]
-    subscribed: Mapping[str, np.ndarray]
+    offset: Mapping[str, int]
+    owner_pid: np.ndarray
+    retainer_pid: np.ndarray
+    claims_pid: np.ndarray
+    subscribed_matrix: np.ndarray
 
     def member_index(self) -> dict[str, int]:
         return {m: i for i, m in enumerate(self.members)}
+
+    def _view(self, arr: np.ndarray) -> dict[str, np.ndarray]:
+        return {t: arr[self.offset[t] : self.offset[t] + c] for t, c in self.topics.items()}
+
+    @property
+    def owner(self) -> dict[str, np.ndarray]:
+        return self._view(self.owner_pid)
+
+    @property
+    def retainer(self) -> dict[str, np.ndarray]:
+        return self._view(self.retainer_pid)
+
+    @property
+    def claims(self) -> dict[str, np.ndarray]:
+        return self._view(self.claims_pid)
+
+    @property
+    def subscribed(self) -> dict[str, np.ndarray]:
+        return {t: self.subscribed_matrix[i] for i, t in enumerate(self.topics)}
 
 
 def claim_table(scenario: Scenario) -> ClaimTable:
@@ -91,48 +113,57 @@ def claim_table(scenario: Scenario) -> ClaimTable:
 
     Claims on a topic that is not assignable, or on a partition number at or past the topic's
     count, are void (D3): they neither own nor block anything. The result does not depend on
-    the order of ``members`` or of their claims (unlike Kafka's R9).
+    the order of ``members`` or of their claims (unlike Kafka's R9). One Python pass collects
+    the claims; the resolution itself is vectorised over all claims at once.
     """
     topics = assignable_topics(scenario)
     members = tuple(sorted(m.id for m in scenario.members))
     index = {m: i for i, m in enumerate(members)}
-    n = len(members)
-    best_gen = {t: np.full(c, np.iinfo(np.int64).min, dtype=np.int64) for t, c in topics.items()}
-    best = {t: np.full(c, NO_MEMBER, dtype=np.int64) for t, c in topics.items()}
-    tie = {t: np.zeros(c, dtype=bool) for t, c in topics.items()}
-    count = {t: np.zeros(c, dtype=np.int64) for t, c in topics.items()}
-    subscribed = {t: np.zeros(n, dtype=bool) for t in topics}
+    topic_ix = {t: i for i, t in enumerate(topics)}
+    counts = np.fromiter(topics.values(), dtype=np.int64, count=len(topics))
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    total = int(starts[-1])
+    subscribed = np.zeros((len(topics), len(members)), dtype=bool)
+    claim_topic: list[int] = []
+    claim_part: list[int] = []
+    claim_member: list[int] = []
+    claim_gen: list[int] = []
     for m in scenario.members:
         mid = index[m.id]
         for t in m.topics:
-            if t in subscribed:
-                subscribed[t][mid] = True
-        by_topic: dict[str, list[int]] = {}
-        for tp in m.owned:
-            if tp.topic in topics:
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
-        g = m.generation
-        for t, plist in by_topic.items():
-            parts = np.asarray(plist, dtype=np.int64)
-            parts = parts[parts < topics[t]]  # D3: claims past the partition count are void
-            if parts.size == 0:
-                continue
-            count[t][parts] += 1  # a member lists a partition at most once (the reader enforces it)
-            cur = best_gen[t][parts]
-            higher = parts[g > cur]
-            equal = parts[g == cur]
-            best_gen[t][higher] = g
-            best[t][higher] = mid
-            tie[t][higher] = False
-            tie[t][equal] = True
-    owner = {t: np.where(tie[t], NO_MEMBER, best[t]) for t in topics}
-    retainer = {}
-    for t in topics:
-        o = owner[t]
-        keep = o >= 0
-        keep[keep] = subscribed[t][o[keep]]  # D4: the owner keeps only a topic it still subscribes to
-        retainer[t] = np.where(keep, o, NO_MEMBER)
-    return ClaimTable(members, topics, owner, retainer, count, subscribed)
+            ti = topic_ix.get(t)
+            if ti is not None:
+                subscribed[ti, mid] = True
+        if m.owned:
+            owned_topics, owned_parts = zip(*m.owned)
+            claim_topic.extend([topic_ix.get(t, -1) for t in owned_topics])
+            claim_part.extend(owned_parts)
+            claim_member.extend([mid] * len(owned_parts))
+            claim_gen.extend([m.generation] * len(owned_parts))
+    ct = np.asarray(claim_topic, dtype=np.int64)
+    cp = np.asarray(claim_part, dtype=np.int64)
+    cm = np.asarray(claim_member, dtype=np.int64)
+    cg = np.asarray(claim_gen, dtype=np.int64)
+    # D3: claims on missing or unassignable topics, or past the partition count, are void
+    valid = ct >= 0
+    valid[valid] = cp[valid] < counts[ct[valid]]
+    pid = starts[ct[valid]] + cp[valid]
+    cm, cg = cm[valid], cg[valid]
+    claims_pid = np.bincount(pid, minlength=total).astype(np.int64)
+    best_gen = np.full(total, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best_gen, pid, cg)
+    at_best = cg == best_gen[pid]
+    n_best = np.bincount(pid[at_best], minlength=total)
+    owner_pid = np.full(total, NO_MEMBER, dtype=np.int64)
+    unique_best = at_best & (n_best[pid] == 1)
+    owner_pid[pid[unique_best]] = cm[unique_best]
+    # D4: the owner keeps only a topic it still subscribes to
+    topic_of_pid = np.repeat(np.arange(len(topics), dtype=np.int64), counts)
+    keep = owner_pid >= 0
+    keep[keep] = subscribed[topic_of_pid[keep], owner_pid[keep]]
+    retainer_pid = np.where(keep, owner_pid, NO_MEMBER)
+    offset = {t: int(starts[i]) for i, t in enumerate(topics)}
+    return ClaimTable(members, topics, offset, owner_pid, retainer_pid, claims_pid, subscribed)
 
 
 def _as_dict(table: ClaimTable, arrays: Mapping[str, np.ndarray]) -> dict[TopicPartition, str]:

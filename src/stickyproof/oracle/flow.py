@@ -1,8 +1,8 @@
 """The lexicographic optimum by min-cost flow, proven by a checked certificate.
 
 models/optimal-assignment.md §5: the aggregated model (§4) as a network
-``SOURCE -> class_node(c) -> [member_node(k) | hub_node(h) -> member_node(m)] -> SINK`` with a
-convex balance cost on the member -> sink arcs (F5), weighted so that balance (O1) strictly
+``SOURCE -> hub_node(h) -> member_node(m) -> SINK`` (keep arcs F2 to each class's claimant,
+pool arcs F3 to every subscriber) with a convex balance cost on the member -> sink arcs (F4), weighted so that balance (O1) strictly
 dominates stickiness (O2), which dominates rack locality (O3) (T4). OR-Tools'
 ``SimpleMinCostFlow`` solves it; the result is called proven only after ``check_certificate``,
 which trusts nothing but the arc arrays, accepts node potentials under which no residual arc has
@@ -47,11 +47,15 @@ _INT64_SAFE = 2**62
 
 @dataclass(frozen=True)
 class FlowLayout:
-    """Named node ids (STYLE_EXAMPLES §3 rule c): never literal node numbers in the engine."""
+    """Named node ids (STYLE_EXAMPLES §3 rule c): never literal node numbers in the engine.
+
+    The flow's class nodes are the hubs: classes that differ only by claimant share one node,
+    and each claimed class becomes a keep arc from it (§5), which keeps the node count to
+    members + hubs however many claimants there are.
+    """
 
     num_members: int
     num_hubs: int
-    num_classes: int
 
     SOURCE = 0
     SINK = 1
@@ -62,22 +66,19 @@ class FlowLayout:
     def hub_node(self, h: int | np.ndarray) -> int | np.ndarray:
         return 2 + self.num_members + h
 
-    def class_node(self, c: int | np.ndarray) -> int | np.ndarray:
-        return 2 + self.num_members + self.num_hubs + c
-
     @property
     def num_nodes(self) -> int:
-        return 2 + self.num_members + self.num_hubs + self.num_classes
+        return 2 + self.num_members + self.num_hubs
 
 
 @dataclass(frozen=True, eq=False)
 class FlowModel:
     """The network as parallel arrays (OR-Tools sample style), plus where each arc family lives.
 
-    Arc families (§5): ``f1`` SOURCE->class, ``f2`` class->claimant (keep), ``f3`` class->hub,
-    ``f4`` hub->member, ``f5`` unit member->SINK arcs, ``f5_overflow`` the overflow arcs. Each is
-    a slice of the arc arrays; ``f2_class``, ``f4_hub``, ``f4_member``, ``f5o_member`` say whom
-    an arc belongs to.
+    Arc families (§5): F1 SOURCE->hub, F2 hub->claimant (keep, one per claimed class), F3
+    hub->member (pool), F4 unit member->SINK arcs, F5 the overflow arcs. ``f2``, ``f3``, ``f5``
+    are slices of the arc arrays; ``f2_class``, ``f3_hub``, ``f3_member`` say whom an arc
+    belongs to.
     """
 
     agg: Aggregate
@@ -89,11 +90,10 @@ class FlowModel:
     supply: np.ndarray
     f2: slice
     f2_class: np.ndarray
-    f4: slice
-    f4_hub: np.ndarray
-    f4_member: np.ndarray
-    f5_overflow: slice
-    f5o_member: np.ndarray
+    f3: slice
+    f3_hub: np.ndarray
+    f3_member: np.ndarray
+    f5: slice
     w_balance: int
     w_kept: int
     w_rack: int
@@ -102,7 +102,7 @@ class FlowModel:
     @property
     def overflow_mask(self) -> np.ndarray:
         mask = np.zeros(self.tail.size, dtype=bool)
-        mask[self.f5_overflow] = True
+        mask[self.f5] = True
         return mask
 
 
@@ -124,6 +124,13 @@ class CertificateCheck:
 
 # ----------------------------------------------------------------------------------------------
 # Data: bounds used to size F5
+
+
+def _ranges_from_one(lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``1..n`` for each n in ``lengths``."""
+    total = int(lengths.sum())
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total, dtype=np.int64) - starts + 1
 
 
 def uniform_quota(num_partitions: int, num_members: int) -> tuple[int, int]:
@@ -178,8 +185,8 @@ def _hint_max_load(agg: Aggregate, hint: Assignment | None) -> int | None:
 
 def build_flow(agg: Aggregate, *, upper: int | None = None) -> FlowModel:
     """The network of §5 (F1-F5) for ``agg``; ``upper`` = U, a feasible max load (default: greedy)."""
-    M, H, C = agg.num_members, len(agg.hubs), len(agg.classes)
-    layout = FlowLayout(M, H, C)
+    M, H = agg.num_members, len(agg.hubs)
+    layout = FlowLayout(M, H)
     U = greedy_max_load(agg) if upper is None else upper
     # T4 weights: each tier strictly dominates everything below it.
     if agg.racks:
@@ -192,55 +199,43 @@ def build_flow(agg: Aggregate, *, upper: int | None = None) -> FlowModel:
 
     tails, heads, caps, costs = [], [], [], []
 
-    def add(t, h, cap, cost):
+    def add(t, h, cap, cost) -> slice:
+        first = sum(a.size for a in tails)
         tails.append(np.asarray(t, dtype=np.int64))
         heads.append(np.asarray(h, dtype=np.int64))
         caps.append(np.asarray(cap, dtype=np.int64))
-        costs.append(np.asarray(cost, dtype=np.int64))
+        costs.append(np.broadcast_to(np.asarray(cost, dtype=np.int64), tails[-1].shape))
+        return slice(first, first + tails[-1].size)
 
-    cls_hub = np.array([c.hub for c in agg.classes], dtype=np.int64)
-    cls_size = np.array([c.size for c in agg.classes], dtype=np.int64)
-    cls_claimant = np.array([c.claimant for c in agg.classes], dtype=np.int64)
-    cls_local = np.array([c.claimant_local for c in agg.classes], dtype=np.int64)
-    cix = np.arange(C, dtype=np.int64)
-    n_arcs = 0
-
-    # F1: the source feeds every class with its partitions.
-    add(np.full(C, layout.SOURCE), layout.class_node(cix), cls_size, np.zeros(C))
-    n_arcs += C
-    # F2: a class may stay with its retainable claimant (O2, and O3 if the claimant is local).
-    claimed = cix[cls_claimant != NO_MEMBER]
-    f2 = slice(n_arcs, n_arcs + claimed.size)
-    add(
-        layout.class_node(claimed),
-        layout.member_node(cls_claimant[claimed]),
-        cls_size[claimed],
-        -(w_kept + w_rack * cls_local[claimed]),
+    hix = np.arange(H, dtype=np.int64)
+    hub_size = np.array([hb.size for hb in agg.hubs], dtype=np.int64)
+    # F1: the source feeds every hub with its partitions.
+    add(np.full(H, layout.SOURCE), layout.hub_node(hix), hub_size, 0)
+    # F2: a claimed class may stay with its retainable claimant (O2, and O3 if the claimant is local).
+    claimed = np.flatnonzero(agg.class_claimant != NO_MEMBER).astype(np.int64)
+    f2 = add(
+        layout.hub_node(agg.class_hub[claimed]),
+        layout.member_node(agg.class_claimant[claimed]),
+        agg.class_size[claimed],
+        -(w_kept + w_rack * agg.class_local[claimed].astype(np.int64)),
     )
-    n_arcs += claimed.size
-    # F3: or release partitions to its hub's pool.
-    add(layout.class_node(cix), layout.hub_node(cls_hub), cls_size, np.zeros(C))
-    n_arcs += C
-    # F4: a hub's pool goes to its subscribers (C2), rack-local ones earning O3.
-    f4_hub = np.concatenate([np.full(hb.subscribers.size, h) for h, hb in enumerate(agg.hubs)]).astype(np.int64) if H else np.zeros(0, dtype=np.int64)
-    f4_member = np.concatenate([hb.subscribers for hb in agg.hubs]).astype(np.int64) if H else np.zeros(0, dtype=np.int64)
-    f4_cap = np.concatenate([np.full(hb.subscribers.size, hb.size) for hb in agg.hubs]).astype(np.int64) if H else np.zeros(0, dtype=np.int64)
-    f4_local = np.concatenate([hb.local for hb in agg.hubs]).astype(np.int64) if H else np.zeros(0, dtype=np.int64)
-    f4 = slice(n_arcs, n_arcs + f4_hub.size)
-    add(layout.hub_node(f4_hub), layout.member_node(f4_member), f4_cap, -w_rack * f4_local)
-    n_arcs += f4_hub.size
-    # F5: convex balance cost, unit arcs j = 1..U_m at (2j - 1) w_B (O1: marginal cost of load^2).
+    # F3: or go from the hub's pool to any subscriber (C2), rack-local ones earning O3.
+    def cat(parts):
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+    f3_hub = cat([np.full(hb.subscribers.size, h) for h, hb in enumerate(agg.hubs)])
+    f3_member = cat([hb.subscribers for hb in agg.hubs])
+    f3_cap = cat([np.full(hb.subscribers.size, hb.size) for hb in agg.hubs])
+    f3_local = cat([hb.local for hb in agg.hubs])
+    f3 = add(layout.hub_node(f3_hub), layout.member_node(f3_member), f3_cap, -w_rack * f3_local)
+    # F4: convex balance cost, unit arcs j = 1..U_m at (2j - 1) w_B (O1: the marginal cost of load^2).
     u_m = np.minimum(agg.reach, U)
     members_rep = np.repeat(np.arange(M, dtype=np.int64), u_m)
-    starts = np.repeat(np.cumsum(u_m) - u_m, u_m)
-    j = np.arange(members_rep.size, dtype=np.int64) - starts + 1
+    j = _ranges_from_one(u_m)
     add(layout.member_node(members_rep), np.full(members_rep.size, layout.SINK), np.ones(members_rep.size), (2 * j - 1) * w_balance)
-    n_arcs += members_rep.size
-    # F5 overflow: every further unit at (2 U_m + 1) w_B, a relaxation made exact by K3.
+    # F5: every further unit at (2 U_m + 1) w_B, a relaxation made exact by K3.
     over = np.flatnonzero(agg.reach > u_m).astype(np.int64)
-    f5_overflow = slice(n_arcs, n_arcs + over.size)
-    add(layout.member_node(over), np.full(over.size, layout.SINK), agg.reach[over] - u_m[over], (2 * u_m[over] + 1) * w_balance)
-    n_arcs += over.size
+    f5 = add(layout.member_node(over), np.full(over.size, layout.SINK), agg.reach[over] - u_m[over], (2 * u_m[over] + 1) * w_balance)
 
     supply = np.zeros(layout.num_nodes, dtype=np.int64)
     supply[layout.SOURCE] = agg.num_partitions
@@ -262,11 +257,10 @@ def build_flow(agg: Aggregate, *, upper: int | None = None) -> FlowModel:
         supply=supply,
         f2=f2,
         f2_class=claimed,
-        f4=f4,
-        f4_hub=f4_hub,
-        f4_member=f4_member,
-        f5_overflow=f5_overflow,
-        f5o_member=over,
+        f3=f3,
+        f3_hub=f3_hub,
+        f3_member=f3_member,
+        f5=f5,
         w_balance=w_balance,
         w_kept=w_kept,
         w_rack=w_rack,
@@ -389,15 +383,13 @@ def check_certificate(
 
 
 def read_expansion(model: FlowModel, flow: np.ndarray) -> Expansion:
-    """Counts on F2 (kept per class) and F4 (pool per hub and member) -> partitions (§4 expansion)."""
+    """Counts on F2 (kept per class) and F3 (pool per hub and member) -> partitions (§4 expansion)."""
     agg = model.agg
-    kept = np.zeros(len(agg.classes), dtype=np.int64)
+    kept = np.zeros(agg.num_classes, dtype=np.int64)
     kept[model.f2_class] = flow[model.f2]
-    pool: list[dict[int, int]] = [{} for _ in agg.hubs]
-    f4_flow = flow[model.f4]
-    for h, m, f in zip(model.f4_hub[f4_flow > 0].tolist(), model.f4_member[f4_flow > 0].tolist(), f4_flow[f4_flow > 0].tolist()):
-        pool[h][m] = f
-    return expand(agg, kept, pool)
+    f3_flow = flow[model.f3]
+    used = f3_flow > 0
+    return expand(agg, kept, model.f3_hub[used], model.f3_member[used], f3_flow[used])
 
 
 def read_assignment(model: FlowModel, flow: np.ndarray) -> Assignment:

@@ -119,17 +119,20 @@ def build_aggregated(agg: Aggregate, spec: BalanceSpec) -> tuple[Any, CpVars]:
     terms: list[list[Any]] = [[] for _ in range(M)]
     objective = []
     classes_of_hub = agg.classes_of_hub()
+    sizes = agg.class_size.tolist()
+    claimants = agg.class_claimant.tolist()
+    locals_ = agg.class_local.tolist()
     for h, hub in enumerate(agg.hubs):
         claimed = []
         for c in classes_of_hub[h]:
-            cls = agg.classes[c]
-            if cls.claimant == NO_MEMBER:
+            k = claimants[c]
+            if k == NO_MEMBER:
                 continue
-            y = model.new_int_var(0, min(cls.size, domains[cls.claimant][1]), f"y[{c}]")
+            y = model.new_int_var(0, min(sizes[c], domains[k][1]), f"y[{c}]")
             kept[c] = y
             claimed.append(y)
-            terms[cls.claimant].append(y)
-            objective.append((w_kept + w_rack * int(cls.claimant_local)) * y)
+            terms[k].append(y)
+            objective.append((w_kept + w_rack * int(locals_[c])) * y)
         zs = []
         for i, m in enumerate(hub.subscribers.tolist()):
             z = model.new_int_var(0, min(hub.size, domains[m][1]), f"z[{h},{agg.members[m]}]")
@@ -163,18 +166,19 @@ def build_per_partition(agg: Aggregate, spec: BalanceSpec) -> tuple[Any, CpVars]
     owns: dict[tuple[int, int], Any] = {}
     terms: list[list[Any]] = [[] for _ in range(M)]
     objective = []
-    for cls in agg.classes:
-        hub = agg.hubs[cls.hub]
+    for c in range(agg.num_classes):
+        hub = agg.hubs[int(agg.class_hub[c])]
+        claimant = int(agg.class_claimant[c])
         subs = hub.subscribers.tolist()
         local = hub.local.tolist()
-        for p in cls.partitions.tolist():
+        for p in agg.class_partitions(c).tolist():
             row = []
             for m, is_local in zip(subs, local):
                 x = model.new_bool_var(f"owns[{agg.members[m]},{p}]")
                 owns[m, p] = x
                 row.append(x)
                 terms[m].append(x)
-                w = (w_kept if m == cls.claimant else 0) + (w_rack if is_local else 0)
+                w = (w_kept if m == claimant else 0) + (w_rack if is_local else 0)
                 if w:
                     objective.append(w * x)
             # C1 + C2: each partition goes to exactly one subscriber of its topic
@@ -202,17 +206,19 @@ def _add_hint(model: Any, agg: Aggregate, v: CpVars, owner: np.ndarray) -> None:
         for (m, p), x in v.owns.items():
             model.add_hint(x, int(owner[p] == m))
         return
-    pool_counts: dict[tuple[int, int], int] = {}
-    for c, cls in enumerate(agg.classes):
-        holders = owner[cls.partitions]
-        if c in v.kept:
-            model.add_hint(v.kept[c], int(np.count_nonzero(holders == cls.claimant)))
-            holders = holders[holders != cls.claimant]
-        ms, counts = np.unique(holders, return_counts=True)
-        for m, k in zip(ms.tolist(), counts.tolist()):
-            pool_counts[cls.hub, m] = pool_counts.get((cls.hub, m), 0) + k
-    for key, z in v.pool.items():
-        model.add_hint(z, pool_counts.get(key, 0))
+    # kept[c] = partitions of class c held by its claimant; the rest count in the pools
+    class_of_pos = np.repeat(np.arange(agg.num_classes), agg.class_size)
+    holders = owner[agg.class_order]
+    is_kept = holders == agg.class_claimant[class_of_pos]
+    kept_counts = np.bincount(class_of_pos[is_kept], minlength=agg.num_classes)
+    for c, y in v.kept.items():
+        model.add_hint(y, int(kept_counts[c]))
+    M = agg.num_members
+    pool_key = agg.class_hub[class_of_pos[~is_kept]] * M + holders[~is_kept]
+    keys, counts = np.unique(pool_key, return_counts=True)
+    pool_counts = dict(zip(keys.tolist(), counts.tolist()))
+    for (h, m), z in v.pool.items():
+        model.add_hint(z, pool_counts.get(h * M + m, 0))
 
 
 def _run(model: Any, time_limit: float | None, workers: int, seed: int) -> tuple[Any, str]:
@@ -243,13 +249,15 @@ def read_owner(agg: Aggregate, v: CpVars, solver: Any) -> np.ndarray:
             if solver.boolean_value(x):
                 owner[p] = m
         return owner
-    kept = [int(solver.value(v.kept[c])) if c in v.kept else 0 for c in range(len(agg.classes))]
-    pool: list[dict[int, int]] = [{} for _ in agg.hubs]
-    for (h, m), z in v.pool.items():
-        k = int(solver.value(z))
-        if k:
-            pool[h][m] = k
-    return expand(agg, kept, pool).owner
+    kept = np.zeros(agg.num_classes, dtype=np.int64)
+    for c, y in v.kept.items():
+        kept[c] = solver.value(y)
+    keys = list(v.pool)
+    counts = np.array([solver.value(v.pool[k]) for k in keys], dtype=np.int64)
+    hubs = np.array([k[0] for k in keys], dtype=np.int64)
+    members = np.array([k[1] for k in keys], dtype=np.int64)
+    used = counts > 0
+    return expand(agg, kept, hubs[used], members[used], counts[used]).owner
 
 
 def read_assignment(agg: Aggregate, v: CpVars, solver: Any) -> Assignment:

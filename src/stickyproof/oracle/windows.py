@@ -33,15 +33,12 @@ def load_windows(agg: Aggregate, owner: np.ndarray, loads: np.ndarray) -> tuple[
     for h, hub in enumerate(agg.hubs):
         for m in hub.subscribers.tolist():
             hubs_of_member[m].append(h)
-    holders: list[list[int]] = []  # members holding a partition of hub h
+    holders: list[list[int]] = [[] for _ in agg.hubs]  # members holding a partition of hub h
     held: list[list[int]] = [[] for _ in range(M)]  # hubs in which m holds a partition
-    classes_of_hub = agg.classes_of_hub()
-    for h in range(len(agg.hubs)):
-        parts = np.concatenate([agg.classes[c].partitions for c in classes_of_hub[h]])
-        who = np.unique(owner[parts]).tolist()
-        holders.append(who)
-        for m in who:
-            held[m].append(h)
+    pairs = np.unique(agg.hub_of_pid * M + owner) if owner.size else np.zeros(0, dtype=np.int64)
+    for h, m in zip((pairs // M).tolist(), (pairs % M).tolist()):
+        holders[h].append(m)
+        held[m].append(h)
     a = loads.copy()
     b = loads.copy()
     levels = set(loads.tolist())
