@@ -218,3 +218,12 @@ def test_any_valid_document_round_trips(doc):
     s = scenario_from_dict(doc)
     assert scenario_from_dict(scenario_to_dict(s)) == s
     assert scenario_to_dict(s) == doc
+
+
+def test_dump_json_is_valid_json_with_scalar_lists_on_one_line():
+    from stickyproof.model import dump_json
+
+    doc = {"assignment": {"c0": {"t": [0, 1, 2]}, "c1": {}}, "nested": [{"x": [1]}], "s": 'q"uote', "n": None}
+    text = dump_json(doc)
+    assert json.loads(text) == doc
+    assert '"t": [0, 1, 2]' in text

@@ -419,9 +419,27 @@ def load_assignment(path: str | Path) -> Assignment:
     return assignment_from_dict(parse_json(_read_text(path), str(path)))
 
 
-def dump_json(doc: Any) -> str:
-    """Deterministic JSON text: two-space indent, insertion order kept (writers order keys canonically)."""
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+def dump_json(doc: Any, indent: int = 2) -> str:
+    """Deterministic JSON text: two-space indent, insertion order kept (writers order keys canonically).
+
+    Arrays of scalars (partition lists, topic lists) stay on one line, so an assignment of
+    thousands of partitions reads as one line per member and topic rather than one per partition.
+    """
+
+    def render(value: Any, depth: int) -> str:
+        pad, inner = " " * (indent * depth), " " * (indent * (depth + 1))
+        if isinstance(value, Mapping):
+            if not value:
+                return "{}"
+            items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {render(v, depth + 1)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if isinstance(value, (list, tuple)):
+            if all(not isinstance(v, (Mapping, list, tuple)) for v in value):
+                return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
+            return "[\n" + ",\n".join(inner + render(v, depth + 1) for v in value) + "\n" + pad + "]"
+        return json.dumps(value, ensure_ascii=False)
+
+    return render(doc, 0)
 
 
 # --------------------------------------------------------------------------------------------
