@@ -52,6 +52,7 @@ def fake_rows(seed, index, assignors, params):
             members=2 + index % 3,
             topics=1,
             partitions=3 + index % 4,
+            subscribed_partitions=3 + index % 4,
             subscription="uniform" if index % 2 else "nested",
             protocol="eager",
             versions="3",

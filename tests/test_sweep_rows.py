@@ -295,3 +295,28 @@ def test_shrink_stops_at_the_evaluation_budget():
     s = scenario(members=4, partitions=8)
     small, evaluations, _ = shrink(s, lambda c: True, max_evaluations=3)
     assert evaluations == 3 and len(small.members) >= 1
+
+
+def test_eager_only_assignor_on_a_cooperative_group_is_skipped_not_failed():
+    from stickyproof.sweep.rows import grade_row
+
+    s = Scenario(scenario().topics, scenario().members, protocol="cooperative")
+    row = grade_row(s, 1, 2, "range")
+    assert row["skipped"] == "cooperative protocol unsupported (R36)"
+    assert not is_failing(row) and row["valid"] is None and row["scenario_hash"] == scenario_hash(s)
+
+
+def test_an_unknown_assignor_is_an_error_row():
+    from stickyproof.sweep.rows import grade_row
+
+    row = grade_row(scenario(), 1, 2, "no-such-assignor")
+    assert is_failing(row) and row["error"].startswith("registry: UnknownAssignor: unknown assignor 'no-such-assignor'")
+
+
+def test_summary_leaves_skipped_rows_out(tmp_path):
+    from stickyproof.sweep.rows import skipped_row
+
+    out = SweepDir(tmp_path / "run")
+    skipped = [skipped_row(0, i, "a", "cooperative protocol unsupported (R36)", scenario()) for i in range(10, 13)]
+    write_chunk(out, "c1", graded_rows(0, 4, "a") + skipped)
+    assert summarize(out.root).lines[0].groups == 4

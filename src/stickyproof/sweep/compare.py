@@ -88,7 +88,9 @@ def _rows(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
     out = SweepDir(run)
     if not out.grades.is_dir():
         raise SweepError(f"{run}: not a sweep directory (no grades/ inside)")
-    table = read_table(out.grades, _COLUMNS)
+    import pyarrow.dataset as ds
+
+    table = read_table(out.grades, _COLUMNS, filter=ds.field("skipped").is_null())
     table = table.sort_by([("seed", "ascending"), ("index", "ascending"), ("assignor", "ascending")])
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for row in table.to_pylist():

@@ -68,7 +68,7 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
     for a in assignors:
         mine = gap[(gap["assignor"] == a) & gap["gap"].notna()]
         if len(mine):
-            means = mine.groupby("partitions")["gap"].mean()
+            means = mine.groupby("subscribed_partitions")["gap"].mean()
             ax.plot(means.index, means.to_numpy(), marker="o", ms=3, label=a)
     ax.set_xlabel("subscribed partitions")
     ax.set_ylabel("mean partitions short of the optimum")
@@ -81,10 +81,10 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for a in assignors:
         mine = frame[frame["assignor"] == a]
-        t = mine.groupby("partitions")["assign_seconds"].mean().dropna() * 1000
+        t = mine.groupby("subscribed_partitions")["assign_seconds"].mean().dropna() * 1000
         if len(t):
             left.plot(t.index, t.to_numpy(), marker="o", ms=3, label=a)
-        s = mine.groupby("partitions")["solve_seconds"].mean().dropna() * 1000
+        s = mine.groupby("subscribed_partitions")["solve_seconds"].mean().dropna() * 1000
         if len(s):
             right.plot(s.index, s.to_numpy(), marker="o", ms=3, label=a)
     for axis, what in ((left, "assign"), (right, "oracle solve")):

@@ -8,6 +8,10 @@ A row never raises. A scenario that makes the sampler, the leader, an assignor o
 throw becomes a row whose ``error`` column says ``stage: TypeName: message``, with its validity
 columns null (not known) and ``valid`` false, so one bad group cannot fail a sweep of thousands.
 
+A row whose pair cannot occur in Kafka (an eager-only assignor on a cooperative group, R36) is
+kept with ``skipped`` saying why and every grade column null: it is neither graded nor failing,
+and summaries leave it out.
+
 Column meanings (the invariant names are those of ``models/invariants.md`` in snake_case): an
 invariant column is true when the grade found that invariant violated, false when it did not,
 null when the row has an error and nothing was checked.
@@ -37,6 +41,7 @@ __all__ = [
     "grade_group",
     "grade_row",
     "is_failing",
+    "skipped_row",
     "scenario_hash",
     "scenario_class",
     "basic_features",
@@ -55,14 +60,25 @@ INVARIANTS: tuple[str, ...] = (
     "unstable",
 )
 
-# Scenario features, one column each; filled from scenarios.sampler.scenario_features.
+# Scenario features, one column each, from ``scenarios.features.scenario_features`` (``partitions``
+# counts the metadata, ``subscribed_partitions`` the assignable ones; the sizes plots use the latter).
 FEATURE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("members", "int"),
     ("topics", "int"),
     ("partitions", "int"),
+    ("subscribed_partitions", "int"),
     ("subscription", "str"),
     ("versions", "str"),
+    ("min_version", "int"),
+    ("owned_claims", "int"),
     ("stale_claimants", "int"),
+    ("unknown_generation_claimants", "int"),
+    ("double_claims", "int"),
+    ("deleted_topic_claims", "int"),
+    ("past_count_claims", "int"),
+    ("unsubscribed_claims", "int"),
+    ("racks", "str"),
+    ("static_members", "int"),
     ("protocol", "str"),
 )
 
@@ -86,6 +102,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("assign_seconds", "float"),
     ("solve_seconds", "float"),
     ("error", "str"),
+    ("skipped", "str"),
     *FEATURE_COLUMNS,
     ("scenario", "str"),
 )
@@ -127,6 +144,15 @@ def is_failing(row: Mapping[str, Any]) -> bool:
     return bool(row.get("error")) or row.get("valid") is False
 
 
+def skipped_row(seed: int, index: int, assignor: str, reason: str, scenario: Scenario) -> dict[str, Any]:
+    """The row of a pair that cannot occur in Kafka: graded neither way, kept so resume sees the key."""
+    row = empty_row(seed, index, assignor)
+    row.update(features_of(scenario))
+    row["scenario_hash"] = scenario_hash(scenario)
+    row["skipped"] = reason
+    return row
+
+
 def scenario_hash(scenario: Scenario) -> str:
     """Content hash of the canonical scenario document: what ``compare`` joins two runs on."""
     text = json.dumps(scenario_to_dict(scenario), sort_keys=True, separators=(",", ":"))
@@ -145,7 +171,8 @@ def basic_features(scenario: Scenario) -> dict[str, Any]:
     return {
         "members": len(scenario.members),
         "topics": len(scenario.topics),
-        "partitions": len(subscribed),
+        "partitions": sum(t.partitions for t in scenario.topics),
+        "subscribed_partitions": len(subscribed),
         "subscription": "uniform" if len(kinds) <= 1 else "heterogeneous",
         "versions": ",".join(str(v) for v in sorted({m.version for m in scenario.members})),
         "protocol": scenario.protocol,
@@ -181,7 +208,7 @@ def features_of(scenario: Scenario) -> dict[str, Any]:
     """Feature columns: the sampler's ``scenario_features`` where it names them, the basic ones otherwise."""
     features = basic_features(scenario)
     try:
-        from ..scenarios.sampler import scenario_features
+        from ..scenarios.features import scenario_features
     except ImportError:
         scenario_features = None
     if scenario_features is not None:
@@ -277,6 +304,16 @@ def grade_to_row(seed: int, index: int, assignor: str, scenario: Scenario, grade
 
 def grade_row(scenario: Scenario, seed: int, index: int, assignor: str, params: RowParams = RowParams()) -> dict[str, Any]:
     """Grade one assignor on one scenario through the leader path; never raises."""
+    try:
+        from ..assignors.registry import get_assignor
+
+        protocols = get_assignor(assignor).protocols
+    except Exception as exc:  # noqa: BLE001 - an unloadable assignor is this row's error
+        return error_row(seed, index, assignor, error_text("registry", exc), scenario)
+    if scenario.protocol not in protocols:
+        # R36: a consumer refuses a rebalance protocol none of its assignors supports, so an
+        # eager-only assignor never meets a cooperative group; such a row is not a failure.
+        return skipped_row(seed, index, assignor, f"{scenario.protocol} protocol unsupported (R36)", scenario)
     try:
         from ..leader import decoded_view, lead
         from ..oracle.grade import grade

@@ -62,7 +62,7 @@ def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
     """The assignors to sweep: the given names (each checked to load), or every registered one."""
     from ..assignors.registry import get_assignor, list_assignors
 
-    chosen = tuple(names) if names else tuple(list_assignors())
+    chosen = tuple(names) if names else tuple(getattr(info, "name", info) for info in list_assignors())
     if not chosen:
         raise SweepError("no assignors to sweep")
     seen: set[str] = set()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .rows import INVARIANTS
+from .rows import FEATURE_COLUMNS, INVARIANTS
 from .store import SweepDir, read_table
 
 __all__ = ["SummaryLine", "Summary", "summarize", "load_frame", "FRAME_COLUMNS"]
@@ -34,13 +34,7 @@ FRAME_COLUMNS = [
     "assign_seconds",
     "solve_seconds",
     "error",
-    "members",
-    "topics",
-    "partitions",
-    "subscription",
-    "versions",
-    "stale_claimants",
-    "protocol",
+    *(name for name, _ in FEATURE_COLUMNS),
 ]
 
 ALL = "all"
@@ -98,9 +92,15 @@ class Summary:
         return {"out": str(self.out), "rows": self.rows, "lines": [line.to_dict() for line in self.lines]}
 
 
-def load_frame(out: Path | str, columns: list[str] | None = None) -> Any:
-    """The grades of a sweep as a pandas DataFrame (default: every column but the scenario texts)."""
-    table = read_table(SweepDir(Path(out)).grades, columns or FRAME_COLUMNS)
+def load_frame(out: Path | str, columns: list[str] | None = None, *, include_skipped: bool = False) -> Any:
+    """The graded rows of a sweep as a pandas DataFrame (default: every column but the scenario texts).
+
+    Rows marked ``skipped`` (pairs Kafka never runs, R36) are left out unless asked for.
+    """
+    import pyarrow.dataset as ds
+
+    wanted = list(columns or FRAME_COLUMNS)
+    table = read_table(SweepDir(Path(out)).grades, wanted, filter=None if include_skipped else ds.field("skipped").is_null())
     return table.to_pandas()
 
 

@@ -213,7 +213,7 @@ def collect_signatures(out: SweepDir) -> dict[Signature, list[dict[str, Any]]]:
     """Failing rows by signature (each row's scenario text left out until a case is chosen)."""
     import pyarrow.dataset as ds
 
-    columns = ["seed", "index", "assignor", "valid", "error", "subscription", "protocol", "members", "partitions", *INVARIANTS]
+    columns = ["seed", "index", "assignor", "valid", "error", "subscription", "protocol", "members", "subscribed_partitions", *INVARIANTS]
     failing = (ds.field("valid") == False) | (~ds.field("error").is_null())  # noqa: E712 - an Arrow expression
     table = read_table(out.grades, columns, filter=failing)
     groups: dict[Signature, list[dict[str, Any]]] = {}
@@ -245,7 +245,7 @@ def triage(
     cases: list[TriageCase] = []
     out.triage.mkdir(parents=True, exist_ok=True)
     for rank, (sig, rows) in enumerate(ranked):
-        example = min(rows, key=lambda r: (r.get("partitions") or 0, r.get("members") or 0, r["seed"], r["index"]))
+        example = min(rows, key=lambda r: (r.get("subscribed_partitions") or 0, r.get("members") or 0, r["seed"], r["index"]))
         original = _scenario_for(out, example)
         replay_of = out.failures / failure_file_name(example["seed"], example["index"], example["assignor"])
         if original is None:
