@@ -20,8 +20,11 @@ from stickyproof.model import assignment_from_dict, assignment_to_dict, parse_js
 
 REGRESSIONS = Path(__file__).parent / "regressions"
 FILES = sorted(REGRESSIONS.glob("*.json"))
-EXPECT_KEYS = {"assignor", "mechanism", "direct", "balance", "error", "error_message", "check", "grade", "assignment", "revoking"}
-OUTCOMES = ("error", "check", "grade", "assignment")
+OUTCOME_KEYS = {"error", "kafka_exception", "error_message", "check", "grade", "assignment", "revoking", "balance"}
+OUTCOMES = ("error", "kafka_exception", "check", "grade", "assignment")
+# Keys other test modules read (tests/test_general.py: "reverted"), and documentation keys.
+EXTRA_KEYS = {"kafka_rules", "reverted"}
+EXPECT_KEYS = {"assignor", "mechanism", "direct"} | OUTCOME_KEYS | EXTRA_KEYS
 PENDING_MODULES = {"stickyproof.leader", "stickyproof.oracle.invariants", "stickyproof.oracle.grade"}
 
 
@@ -35,6 +38,14 @@ def _module(name: str):
         raise
 
 
+def _check_outcome(where: str, outcome: dict[str, Any]) -> None:
+    assert any(k in outcome for k in OUTCOMES), f"{where}: expect needs one of {', '.join(OUTCOMES)}"
+    failing = {"error", "kafka_exception"} & set(outcome)
+    assert not failing or not ({"check", "grade", "assignment", "revoking"} & set(outcome)), (
+        f"{where}: an expected error excludes expectations on the assignment"
+    )
+
+
 def load_regression(path: Path) -> tuple[Any, dict[str, Any]]:
     doc = parse_json(path.read_bytes(), str(path))
     assert isinstance(doc, dict) and "expect" in doc, f"{path.name}: no top-level 'expect' object"
@@ -45,11 +56,24 @@ def load_regression(path: Path) -> tuple[Any, dict[str, Any]]:
     assert not unknown, f"{path.name}: unknown expect keys {sorted(unknown)}"
     assert isinstance(expect.get("assignor"), str) and expect["assignor"], f"{path.name}: expect.assignor is required"
     assert isinstance(expect.get("mechanism"), str) and len(expect["mechanism"]) > 20, f"{path.name}: expect.mechanism is required"
-    assert any(k in expect for k in OUTCOMES), f"{path.name}: expect needs one of {', '.join(OUTCOMES)}"
-    assert "error" not in expect or not (set(expect) & {"check", "grade", "assignment"}), (
-        f"{path.name}: an expected error excludes expectations on the assignment"
-    )
+    direct = expect.get("direct", False)
+    assert isinstance(direct, (bool, dict)), f"{path.name}: expect.direct is true/false or an object of outcomes"
+    _check_outcome(path.name, expect)
+    if isinstance(direct, dict):
+        unknown = set(direct) - OUTCOME_KEYS
+        assert not unknown, f"{path.name}: unknown expect.direct keys {sorted(unknown)}"
+        _check_outcome(f"{path.name} (direct)", direct)
     return scenario, expect
+
+
+def runs_of(expect: dict[str, Any]) -> list[tuple[bool, dict[str, Any]]]:
+    """(direct?, outcome expectations) for each run a file asks for: the main one, and a direct one
+    when ``direct`` is an object (the same group with the wire bypassed)."""
+    direct = expect.get("direct", False)
+    main = {k: v for k, v in expect.items() if k in OUTCOME_KEYS}
+    if isinstance(direct, dict):
+        return [(False, main), (True, direct)]
+    return [(bool(direct), main)]
 
 
 def _same(actual: Any, expected: Any) -> bool:
@@ -76,15 +100,73 @@ def _compare_record(kind: str, record: dict[str, Any], expected: dict[str, Any],
     return problems
 
 
-def _error_matches(exc: StickyproofError, expect: dict[str, Any]) -> str | None:
-    want = expect["error"]
+def _error_problem(exc: StickyproofError | None, outcome: dict[str, Any]) -> str | None:
+    want = outcome.get("error") or outcome.get("kafka_exception")
+    if exc is None:
+        return f"expected error {want}, but the run succeeded"
     java = getattr(exc, "kafka_exception", None) or ""
     names = {type(exc).__name__, java, java.rsplit(".", 1)[-1]}
     if want not in names:
         return f"expected error {want}, got {type(exc).__name__} ({java or 'no Kafka exception'}): {exc}"
-    if "error_message" in expect and expect["error_message"] not in str(exc):
-        return f"expected the error message to contain {expect['error_message']!r}, got: {exc}"
+    if "error_message" in outcome and outcome["error_message"] not in str(exc):
+        return f"expected the error message to contain {outcome['error_message']!r}, got: {exc}"
     return None
+
+
+def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Run one rebalance and compare it with ``outcome``: (problems, modules still missing)."""
+    tag = "direct: " if direct else ""
+    if "error" in outcome or "kafka_exception" in outcome:
+        try:
+            leader.lead(scenario, assignor, direct=direct)
+        except StickyproofError as exc:
+            problem = _error_problem(exc, outcome)
+        else:
+            problem = _error_problem(None, outcome)
+        return ([tag + problem] if problem else []), []
+
+    result = leader.lead(scenario, assignor, direct=direct)
+    problems: list[str] = []
+    pending: list[str] = []
+    if "assignment" in outcome or "revoking" in outcome:
+        got = assignment_to_dict(result.assignment)
+        want = assignment_to_dict(
+            assignment_from_dict(
+                {
+                    "format": "stickyproof.assignment/1",
+                    "assignment": outcome.get("assignment", {}),
+                    "revoking": outcome.get("revoking", {}),
+                }
+            )
+        )
+        for key in ("assignment", "revoking"):
+            if key in outcome and got[key] != want[key]:
+                problems.append(f"{tag}{key}: expected {want[key]}, got {got[key]}")
+
+    if "check" in outcome:
+        invariants = _module("stickyproof.oracle.invariants")
+        if isinstance(invariants, str):
+            pending.append(invariants)
+        else:
+            checked = invariants.check_assignment(scenario, result.assignment, balance=outcome.get("balance"))
+            problems += [tag + p for p in _compare_record("check", checked.to_dict(), outcome["check"], list(checked.violated()))]
+
+    if "grade" in outcome:
+        grading = _module("stickyproof.oracle.grade")
+        if isinstance(grading, str):
+            pending.append(grading)
+        else:
+            graded = grading.grade(
+                scenario,
+                run=lambda s: leader.lead(s, assignor, direct=direct).assignment,
+                view=scenario if direct else leader.decoded_view(scenario, assignor),
+                assignor=assignor,
+                balance=outcome.get("balance"),
+            )
+            record = graded.to_dict()
+            violated = [v["invariant"] if isinstance(v, dict) else getattr(v, "invariant", v) for v in record.get("violations", [])]
+            problems += [tag + p for p in _compare_record("grade", record, outcome["grade"], violated)]
+    return problems, pending
 
 
 def test_there_are_regressions_to_replay():
@@ -95,10 +177,11 @@ def test_there_are_regressions_to_replay():
 def test_regression_file_is_well_formed(path):
     scenario, expect = load_regression(path)
     assert scenario.name == path.stem, f"{path.name}: name should be the file's stem"
-    if "assignment" in expect:
-        full = {"format": "stickyproof.assignment/1", "assignment": expect["assignment"], "revoking": expect.get("revoking", {})}
-        assignment_from_dict(full)
-        assert set(expect["assignment"]) == {m.id for m in scenario.members}, f"{path.name}: list every member"
+    for _, outcome in runs_of(expect):
+        if "assignment" in outcome:
+            full = {"format": "stickyproof.assignment/1", "assignment": outcome["assignment"], "revoking": outcome.get("revoking", {})}
+            assignment_from_dict(full)
+            assert set(outcome["assignment"]) == {m.id for m in scenario.members}, f"{path.name}: list every member"
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -107,59 +190,15 @@ def test_regression(path):
     leader = _module("stickyproof.leader")
     if isinstance(leader, str):
         pytest.skip(leader)
-    direct = bool(expect.get("direct", False))
-    assignor = expect["assignor"]
-
-    if "error" in expect:
-        with pytest.raises(StickyproofError) as info:
-            leader.lead(scenario, assignor, direct=direct)
-        problem = _error_matches(info.value, expect)
-        assert problem is None, f"{path.name}: {problem}\nmechanism: {expect['mechanism']}"
-        return
-
-    result = leader.lead(scenario, assignor, direct=direct)
     problems: list[str] = []
     pending: list[str] = []
-
-    if "assignment" in expect:
-        got = assignment_to_dict(result.assignment)
-        want = assignment_to_dict(
-            assignment_from_dict(
-                {"format": "stickyproof.assignment/1", "assignment": expect["assignment"], "revoking": expect.get("revoking", {})}
-            )
-        )
-        if got["assignment"] != want["assignment"]:
-            problems.append(f"assignment: expected {want['assignment']}, got {got['assignment']}")
-        if "revoking" in expect and got["revoking"] != want["revoking"]:
-            problems.append(f"revoking: expected {want['revoking']}, got {got['revoking']}")
-
-    if "check" in expect:
-        invariants = _module("stickyproof.oracle.invariants")
-        if isinstance(invariants, str):
-            pending.append(invariants)
-        else:
-            checked = invariants.check_assignment(scenario, result.assignment, balance=expect.get("balance"))
-            problems += _compare_record("check", checked.to_dict(), expect["check"], list(checked.violated()))
-
-    if "grade" in expect:
-        grading = _module("stickyproof.oracle.grade")
-        if isinstance(grading, str):
-            pending.append(grading)
-        else:
-            graded = grading.grade(
-                scenario,
-                run=lambda s: leader.lead(s, assignor, direct=direct).assignment,
-                view=scenario if direct else leader.decoded_view(scenario, assignor),
-                assignor=assignor,
-                balance=expect.get("balance"),
-            )
-            record = graded.to_dict()
-            violated = [v["invariant"] if isinstance(v, dict) else getattr(v, "invariant", v) for v in record.get("violations", [])]
-            problems += _compare_record("grade", record, expect["grade"], violated)
-
+    for direct, outcome in runs_of(expect):
+        p, q = replay(leader, scenario, expect["assignor"], direct, outcome)
+        problems += p
+        pending += q
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems) + f"\nmechanism: {expect['mechanism']}"
     if pending:
-        pytest.skip("; ".join(pending))
+        pytest.skip("; ".join(sorted(set(pending))))
 
 
 def test_expect_is_stripped_before_reading_the_scenario(tmp_path):
