@@ -1,25 +1,22 @@
 """Shared builders and checkers for the sticky tests (imported by test_sticky*.py, test_constrained.py, ...).
 
-``wire_group`` is a small leader: each member's subscription is encoded at its version with the
-assignor's user data and decoded again, so the assignor sees exactly what the wire carries
+``wire_group`` is the leader's ``build_group``: each member's subscription is encoded at its version
+with the assignor's user data and decoded again, so the assignor sees exactly what the wire carries
 (R1-R3, R37: under EAGER the owned partitions field is empty). ``direct_group`` skips the wire.
 ``input_of`` builds a ``StickyInput`` from a compact description for step-level tests.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
 from stickyproof.assignors.base import GroupSubscription, Subscription
-from stickyproof.assignors.sticky import (
-    build_sticky_input,
-    cooperative_user_data,
-    members_in_map_order,
-    sticky_user_data,
-)
+from stickyproof.assignors.sticky import build_sticky_input, members_in_map_order
 from stickyproof.assignors.sticky_types import MemberData, StickyInput
 from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
-from stickyproof.wire import WireSubscription, decode_subscription, encode_subscription
+from stickyproof.assignors.registry import get_assignor
+from stickyproof.leader import build_group, rebalance_protocol
 
 
 def tp(text: str) -> TopicPartition:
@@ -33,31 +30,12 @@ def tps(*texts: str) -> tuple[TopicPartition, ...]:
 
 
 def wire_group(scenario: Scenario, *, assignor: str, variant: str = "current") -> GroupSubscription:
-    """What a leader hands the assignor after decoding each member's JoinGroup metadata at its version."""
-    subs = []
-    for m in scenario.members:
-        if assignor == "sticky":
-            user_data = sticky_user_data(m, variant)
-        else:
-            user_data = cooperative_user_data(m, variant)
-        owned = m.owned if scenario.protocol == "cooperative" else ()
-        wire = WireSubscription(
-            version=m.version, topics=m.topics, user_data=user_data, owned=owned, generation=m.generation, rack=m.rack
-        )
-        d = decode_subscription(encode_subscription(wire, m.version))
-        subs.append(
-            Subscription(
-                member_id=m.id,
-                topics=d.topics,
-                user_data=d.user_data,
-                owned=d.owned,
-                generation=d.generation if d.generation >= 0 else None,
-                rack=d.rack,
-                instance_id=m.instance_id,
-                version=m.version,
-            )
-        )
-    return GroupSubscription({t.name: t for t in scenario.topics}, tuple(subs), scenario.protocol)
+    """What the leader hands the assignor after decoding each member's JoinGroup metadata at its version."""
+    name = assignor if variant == "current" else f"{assignor}@{variant}"
+    info = get_assignor(name)
+    if "eager" in info.protocols and "cooperative" not in info.protocols:
+        scenario = replace(scenario, protocol="eager")  # R36: an eager-only assignor forces EAGER
+    return build_group(scenario, info, rebalance_protocol(scenario, info))
 
 
 def direct_group(scenario: Scenario) -> GroupSubscription:

@@ -45,6 +45,9 @@ __all__ = [
     "sticky_user_data",
     "cooperative_user_data",
     "build_sticky_input",
+    "sticky_result",
+    "members_in_map_order",
+    "partitions_per_topic",
     "all_subscriptions_equal",
 ]
 
@@ -243,13 +246,23 @@ def _takes_constrained_path(inp: StickyInput, variant: str) -> bool:
     return variant not in _GENERAL_PATH_ONLY and all_subscriptions_equal(inp)
 
 
-def _sticky_core(inp: StickyInput, variant: str, *, cooperative: bool) -> Assignment:
-    """``AbstractStickyAssignor.assignPartitions`` (+ ``CooperativeStickyAssignor.adjustAssignment``) as named steps."""
+def sticky_result(inp: StickyInput, variant: str = "current") -> StickyResult:
+    """The sticky algorithm before any cooperative adjustment, with the builder's transferring record (R25).
+
+    ``partitions_transferring_ownership`` is Kafka's ``assignor.partitionsTransferringOwnership``:
+    a map on the constrained path, None on the general path.
+    """
     prior = resolve_prior_owners(inp, variant=variant)
     if _takes_constrained_path(inp, variant):
-        result = constrained_assign(inp, prior, variant=variant)
-    else:
-        result = _general_assign(inp, prior)
+        return constrained_assign(inp, prior, variant=variant)
+    return _general_assign(inp, prior)
+
+
+def _sticky_core(inp: StickyInput, variant: str, *, cooperative: bool) -> Assignment:
+    """``AbstractStickyAssignor.assignPartitions`` (+ ``CooperativeStickyAssignor.adjustAssignment``) as named steps:
+    resolve_prior_owners -> all_subscriptions_equal -> constrained_assign | general_assign (``sticky_result``)
+    -> adjust_assignment."""
+    result = sticky_result(inp, variant)
     if cooperative:
         return adjust_assignment(result, inp)
     return Assignment(dict(result.assignment))
