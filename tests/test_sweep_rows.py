@@ -320,3 +320,36 @@ def test_summary_leaves_skipped_rows_out(tmp_path):
     skipped = [skipped_row(0, i, "a", "cooperative protocol unsupported (R36)", scenario()) for i in range(10, 13)]
     write_chunk(out, "c1", graded_rows(0, 4, "a") + skipped)
     assert summarize(out.root).lines[0].groups == 4
+
+
+def test_compare_command_exits_1_on_regressions_and_prints_json(tmp_path, capsys):
+    from stickyproof.cli import main
+
+    a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
+    write_chunk(a, "c1", graded_rows(0, 4, "x"))
+    worse = graded_rows(0, 4, "x", bad={2})
+    write_chunk(b, "c1", worse)
+    assert main(["compare", str(a.root), str(b.root), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["shared"] == 4 and [r["aspect"] for r in doc["regressions"]] == ["validity"]
+    assert main(["compare", str(b.root), str(a.root)]) == 0
+    out = capsys.readouterr().out
+    assert "0 regressions, 1 improvements" in out
+
+
+def test_compare_command_bad_directory_is_exit_2(tmp_path, capsys):
+    from stickyproof.cli import main
+
+    assert main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("SweepError: ")
+
+
+def test_sweep_command_rejects_bad_arguments_before_starting_spark(tmp_path, capsys):
+    from stickyproof.cli import main
+
+    assert main(["sweep", "--groups", "0", "--out", str(tmp_path / "o")]) == 2
+    assert "groups must be a positive integer" in capsys.readouterr().err
+    assert main(["sweep", "--groups", "3", "--assignors", "range,nope", "--out", str(tmp_path / "o")]) == 2
+    assert "UnknownAssignor" in capsys.readouterr().err
+    assert main(["sweep", "--groups", "3", "--space", "members=0", "--out", str(tmp_path / "o")]) == 2
+    assert "InvalidSpace" in capsys.readouterr().err

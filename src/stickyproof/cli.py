@@ -208,8 +208,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep.run import run_sweep
 
     assignors = [a.strip() for a in args.assignors.split(",") if a.strip()] if args.assignors else None
-    with progress_bar(Console(stderr=True)) as bar:
-        task = bar.add_task("grading", total=None)
+    bar = progress_bar(Console(stderr=True))
+    tasks: list[Any] = []
+
+    def progress(done: float, total: int) -> None:
+        if not tasks:  # the bar appears once grading starts, not before the input is checked
+            bar.start()
+            tasks.append(bar.add_task("grading", total=total))
+        bar.update(tasks[0], completed=done, total=total)
+
+    try:
         outcome = run_sweep(
             args.out,
             groups=args.groups,
@@ -219,10 +227,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             time_limit=args.time_limit,
             master=args.master,
             chunk_groups=args.chunk,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=progress,
             report=not args.no_report,
             triage_seconds=args.triage_seconds,
         )
+    finally:
+        if tasks:
+            bar.stop()
     if args.json:
         print_json(outcome.to_dict())
     else:

@@ -7,9 +7,10 @@ on it (``rows.grade_group``), and Spark writes the rows as Parquet into ``DIR/_s
 driver then commits the chunk with one rename (see ``store.py``). The driver never collects
 rows: it reads back only each committed chunk's row count and its failing rows.
 
-Two chunk jobs run at once (from two driver threads): Spark's FIFO scheduler hands the second
-job's tasks to cores the first job's last tasks leave idle, so the tail of one chunk does not
-stall the machine.
+A chunk job has one task per core, and two chunk jobs run at once (from two driver threads):
+Spark's FIFO scheduler hands the second job's tasks to cores the first job's last tasks leave
+idle, so the tail of one chunk does not stall the machine, and few tasks keep the per-task cost
+(a round trip to a Python worker) small.
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def run_grading(
                 with lock:
                     running[chunk.name] = chunk
                 future = pool.submit(
-                    _run_chunk, spark, chunk, params, row_fn, 2 * parallelism, out.staging_path(chunk.name)
+                    _run_chunk, spark, chunk, params, row_fn, parallelism, out.staging_path(chunk.name)
                 )
                 pending[future] = chunk
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
