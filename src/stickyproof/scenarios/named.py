@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ..errors import InvalidScenario
 from ..model import Member, Scenario, Topic, TopicPartition, parse_json, scenario_from_dict
 
-__all__ = ["names", "get", "describe", "table"]
+__all__ = ["names", "get", "describe", "table", "events"]
 
 
 def _read(filename: str) -> bytes:
@@ -50,6 +50,12 @@ def get(name: str) -> Scenario:
     if "builder" in entry:
         return _BUILDERS[entry["builder"]]()
     return scenario_from_dict(parse_json(_read(entry["file"]), f"bundled scenario {name}"))
+
+
+def events(name: str) -> list[dict[str, Any]]:
+    """The event schedule the catalogue attaches to ``name`` (raw event objects, models/protocol.md §6);
+    ``stickyproof simulate`` runs it when no events file is given."""
+    return [dict(e) for e in _entry(name).get("events", [])]
 
 
 def describe(name: str) -> str:

@@ -1,0 +1,117 @@
+"""The leader's step: turn the JoinGroup metadata into a scenario and run ``stickyproof.leader`` (models/protocol.md §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..assignors.base import COOPERATIVE, EAGER
+from ..assignors.registry import AssignorInfo, get_assignor
+from ..errors import AssignorFailure, InvalidScenario, StickyproofError, UnknownAssignor
+from ..model import Member, Scenario, Topic, TopicPartition
+from .messages import JoinMetadata
+
+__all__ = ["LeaderOutcome", "group_scenario", "run_leader", "leader_assignor"]
+
+
+@dataclass(frozen=True)
+class LeaderOutcome:
+    """The leader's result: the assignment per member id, or the error raised to its caller."""
+
+    assignment: Mapping[str, tuple[TopicPartition, ...]] | None
+    selected: str | None
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def leader_assignor(leader: JoinMetadata, protocol: str | None) -> AssignorInfo:
+    """The leader's own registry entry for the voted protocol name (a 2.2 leader runs its 2.2 ``sticky``)."""
+    for name in leader.assignors:
+        info = get_assignor(name)
+        if info.kafka_name == protocol or info.name == protocol:
+            return info
+    raise UnknownAssignor(f"the leader {leader.name} has no assignor named {protocol!r} (it offers {', '.join(leader.assignors)})")
+
+
+def group_scenario(
+    members: Sequence[tuple[str, JoinMetadata]],
+    info: AssignorInfo,
+    topics: Sequence[Topic],
+    *,
+    max_version: int = 3,
+) -> Scenario:
+    """The group as the leader decoded it, in admission order (the leader's HashMap insertion order, N1).
+
+    Under ``sticky`` (every member eager) a member's ``owned``/``generation`` are its user-data memory
+    (R1); otherwise its wire ``ownedPartitions``/``generationId`` (R37; empty for eager members). The
+    scenario is ``cooperative`` when some member is, so cooperative members' owned partitions reach
+    the wire; each member announces its protocol names, so the leader's vote agrees with the broker's.
+    """
+    sticky_user_data = not info.user and info.kafka_name == "sticky"
+    cooperative = any(m.protocol == COOPERATIVE for _, m in members) and COOPERATIVE in info.protocols
+    out = []
+    for member_id, m in members:
+        if sticky_user_data:
+            owned, generation = m.memory, m.memory_generation
+        else:
+            owned = m.owned if m.protocol == COOPERATIVE else ()
+            generation = m.generation
+        out.append(
+            Member(
+                id=member_id,
+                topics=m.topics,
+                owned=tuple(owned),
+                generation=generation if generation >= 0 else -1,
+                version=min(m.version, max_version),
+                rack=m.rack,
+                instance_id=m.instance_id,
+                assignors=m.kafka_names,
+            )
+        )
+    return Scenario(tuple(topics), tuple(out), COOPERATIVE if cooperative else EAGER, "")
+
+
+def _lead_without_validation(scenario: Scenario, info: AssignorInfo) -> dict[str, tuple[TopicPartition, ...]]:
+    """``lead`` minus ``validateCooperativeAssignment`` (R39): an eager leader of a mixed group, or the switch off."""
+    from .. import leader
+
+    protocol = leader.rebalance_protocol(scenario, info)
+    subscriptions = {m.id: leader.subscription_bytes(m, info, protocol) for m in scenario.members}
+    group = leader.build_group(scenario, info, protocol, subscriptions=subscriptions)
+    return dict(info.fn(group).assignment)
+
+
+def run_leader(
+    leader: JoinMetadata,
+    members: Sequence[tuple[str, JoinMetadata]],
+    protocol: str | None,
+    topics: Sequence[Topic],
+    *,
+    validation: bool = True,
+    max_version: int = 3,
+) -> LeaderOutcome:
+    """``ConsumerCoordinator.onLeaderElected``: assign through ``stickyproof.leader.lead``.
+
+    Kafka's throws (``AssignorFailure``, R39's ``IllegalStateException``) and inputs the leader path
+    refuses (``InvalidScenario``) come back as the error the leader's caller sees.
+    """
+    from .. import leader as leader_module
+
+    try:
+        info = leader_assignor(leader, protocol)
+        scenario = group_scenario(members, info, topics, max_version=max_version)
+        validate = validation and leader.protocol == COOPERATIVE
+        if scenario.protocol == COOPERATIVE and not validate:
+            assignment = _lead_without_validation(scenario, info)
+            notes: tuple[str, ...] = ("validateCooperativeAssignment not run",)
+        else:
+            result = leader_module.lead(scenario, info)
+            assignment = dict(result.assignment.assignment)
+            notes = result.notes
+    except AssignorFailure as exc:
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
+    except InvalidScenario as exc:
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
+    except StickyproofError as exc:
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
+    return LeaderOutcome({k: tuple(v) for k, v in assignment.items()}, info.name, None, tuple(notes))
