@@ -29,8 +29,14 @@ Speed: integer ids, one heap per class of members with equal subscriptions, an i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
-from typing import Mapping, Sequence
+import bisect
+import heapq
+from collections import Counter
+from itertools import chain, repeat
+from operator import itemgetter
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from ..errors import AssignorFailure
 from ..javaorder import java_string_key
@@ -105,20 +111,11 @@ class _Group:
     consumer_rack: list[str | None]
     partition_racks: list[frozenset[str]] | None
 
-    def pid(self, tp: Sequence) -> int | None:
-        """A claim's partition id; None for a topic outside ``partitions_per_topic``; K1 claims need the transcription."""
-        base = self.base_by_name.get(tp[0])
-        if base is None:
-            return None
-        p = tp[1]
-        if not 0 <= p < self.count_by_name[tp[0]]:
-            raise NeedsReference(f"claim on {tp[0]}-{p}, past the partition count")
-        return base + p
-
 
 def _intern(inp: StickyInput) -> _Group:
     """R26: ``topic2AllPotentialConsumers`` (a topic listed twice counts twice, as in Kafka's lists),
-    topics by (potential consumers, ``String.compareTo``), partitions by number within a topic."""
+    topics by (potential consumers, ``String.compareTo``), partitions by number within a topic.
+    Members usually share a few subscription lists: each distinct list is interned once."""
     ppt = inp.partitions_per_topic
     members = tuple(inp.members)
     m = len(members)
@@ -126,11 +123,12 @@ def _intern(inp: StickyInput) -> _Group:
     rank = [0] * m
     for r, i in enumerate(by_rank):
         rank[i] = r
-    potential_lists = [[t for t in inp.subscriptions.get(mem, ()) if t in ppt] for mem in members]
+    raw = [tuple(inp.subscriptions.get(mem, ())) for mem in members]
+    distinct = {sub: [t for t in sub if t in ppt] for sub in set(raw)}
     npot: dict[str, int] = dict.fromkeys(ppt, 0)
-    for lst in potential_lists:
-        for t in lst:
-            npot[t] += 1
+    for sub, times in Counter(raw).items():
+        for t in distinct[sub]:
+            npot[t] += times
     names = sorted(ppt, key=lambda t: (npot[t], java_string_key(t)))
     tid = {t: k for k, t in enumerate(names)}
     base, count, topic_of = [], [], []
@@ -142,10 +140,10 @@ def _intern(inp: StickyInput) -> _Group:
         topic_of.extend([k] * n)
         start += n
     total = start
-    max_assignment = [
-        total if len(lst) == len(ppt) else sum(ppt[t] for t in lst) for lst in potential_lists
-    ]
-    subscribed = [sorted({tid[t] for t in lst}) for lst in potential_lists]
+    max_by_sub = {
+        sub: total if len(lst) == len(ppt) else sum(ppt[t] for t in lst) for sub, lst in distinct.items()
+    }
+    subscribed_by_sub = {sub: sorted({tid[t] for t in lst}) for sub, lst in distinct.items()}
     rack_aware = inp.rack_aware
     consumer_rack = [(inp.member_rack.get(mem) or None) if rack_aware else None for mem in members]
     partition_racks = None
@@ -165,8 +163,8 @@ def _intern(inp: StickyInput) -> _Group:
         base_by_name={t: base[k] for k, t in enumerate(names)},
         count_by_name=dict(ppt),
         potential_count=[npot[t] for t in names],
-        subscribed=subscribed,
-        max_assignment=max_assignment,
+        subscribed=[subscribed_by_sub[sub] for sub in raw],
+        max_assignment=[max_by_sub[sub] for sub in raw],
         num_partitions=total,
         consumer_rack=consumer_rack,
         partition_racks=partition_racks,
@@ -205,40 +203,63 @@ class _Assignment:
     owner: list[int]
     counts: list[int]
     revocation_required: bool
+    unassigned: np.ndarray
 
 
 def _assign_owned_partitions(inp: StickyInput, prior: PriorOwners, g: _Group) -> _Assignment:
     """R28 ``assignOwnedPartitions``: keep each kept claim (R5-R10 already ran) whose topic the member
     still subscribes to and, in rack mode, whose replicas include the member's rack; dropping one for
-    either reason sets ``revocationRequired``."""
-    m = len(g.members)
-    owner = [-1] * g.num_partitions
-    claimed = bytearray(g.num_partitions)
-    lists: list[list[int]] = []
-    revocation_required = False
-    racks = g.partition_racks
+    either reason sets ``revocationRequired``. Claims on topics outside ``partitionsPerTopic`` are
+    dropped silently (R5). Vectorised over all claims at once; each member's kept list keeps claim order."""
+    m, total_partitions = len(g.members), g.num_partitions
     owned = prior.consumer_to_owned_partitions
-    for i, mem in enumerate(g.members):
-        kept: list[int] = []
-        lists.append(kept)
-        claims = owned.get(mem, ())
-        if not claims:
-            continue
-        subscription = set(inp.subscriptions.get(mem, ()))
-        rack = g.consumer_rack[i]
-        for tp in claims:
-            pid = g.pid(tp)
-            if pid is None:
-                continue
-            if claimed[pid]:
-                raise NeedsReference(f"{tp[0]}-{tp[1]} kept by two members")
-            claimed[pid] = 1
-            if tp[0] not in subscription or (rack is not None and rack not in racks[pid]):
-                revocation_required = True
-                continue
-            kept.append(pid)
-            owner[pid] = i
-    return _Assignment(lists, owner, [len(lst) for lst in lists], revocation_required)
+    per_member = [owned.get(mem) or () for mem in g.members]
+    lens = np.fromiter(map(len, per_member), np.int64, m)
+    n = int(lens.sum())
+    empty = _Assignment([[] for _ in range(m)], [], [0] * m, False, np.arange(total_partitions, dtype=np.int64))
+    if n == 0:
+        return empty
+    claims = list(chain.from_iterable(per_member))
+    topics = list(map(itemgetter(0), claims))
+    parts = np.fromiter(map(itemgetter(1), claims), np.int64, n)
+    topic_ids = {t: k for k, t in enumerate(g.topic_names)}
+    tid = np.fromiter(map(topic_ids.get, topics, repeat(-1)), np.int64, n)
+    known = tid >= 0
+    base = np.asarray(g.topic_base + [0], dtype=np.int64)[tid]
+    count = np.asarray(g.topic_count + [0], dtype=np.int64)[tid]
+    if np.any(known & ((parts < 0) | (parts >= count))):
+        raise NeedsReference("a claim past the partition count (K1)")
+    pid = np.where(known, base + parts, -1)
+    if np.any(known) and np.bincount(pid[known], minlength=total_partitions).max() > 1:
+        raise NeedsReference("a partition kept by two members")
+    # subscription check on the raw lists (a topic outside partitionsPerTopic never gets here)
+    rows: dict[tuple, int] = {}
+    row_of_member = []
+    for mem in g.members:
+        raw = tuple(inp.subscriptions.get(mem, ()))
+        row_of_member.append(rows.setdefault(raw, len(rows)))
+    subscribed = np.zeros((len(rows), len(g.topic_names) + 1), dtype=bool)
+    for raw, row in rows.items():
+        for t in raw:
+            k = topic_ids.get(t)
+            if k is not None:
+                subscribed[row, k] = True
+    member_of_claim = np.repeat(np.arange(m), lens)
+    keep = known & subscribed[np.asarray(row_of_member, dtype=np.int64)[member_of_claim], tid]
+    if g.partition_racks is not None and any(r is not None for r in g.consumer_rack):
+        racks, member_rack = g.partition_racks, g.consumer_rack
+        owner_of_claim = member_of_claim.tolist()
+        for k in np.flatnonzero(keep).tolist():
+            rack = member_rack[owner_of_claim[k]]
+            if rack is not None and rack not in racks[pid[k]]:
+                keep[k] = False
+    revocation_required = bool(np.any(known & ~keep))
+    kept_pids = pid[keep]
+    kept_counts = np.bincount(member_of_claim[keep], minlength=m)
+    lists = [chunk.tolist() for chunk in np.split(kept_pids, np.cumsum(kept_counts)[:-1])]
+    is_kept = np.zeros(total_partitions, dtype=bool)
+    is_kept[kept_pids] = True
+    return _Assignment(lists, [], kept_counts.tolist(), revocation_required, np.flatnonzero(~is_kept))
 
 
 def _member_classes(g: _Group) -> tuple[list[int], int, list[list[int]], list[str | None]]:
@@ -260,43 +281,114 @@ def _member_classes(g: _Group) -> tuple[list[int], int, list[list[int]], list[st
 
 
 def _initial_fill(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]],
-                  class_rack: list[str | None], unassigned: list[int]) -> None:
+                  class_rack: list[str | None]) -> None:
     """R29 ``maybeAssign``: each unassigned partition, in walk order, goes to the first member of the tree
     that subscribes to its topic; in rack mode a first pass only accepts members whose rack holds a
-    replica (members without a rack always match), a second pass places the rest."""
-    lists, owner, topic_of = a.lists, a.owner, g.topic_of
+    replica (members without a rack always match), a second pass places the rest.
+
+    During the fill every class heap holds exactly one entry per member, its current key (grants
+    replace the top), so tops need no validity check. Runs of topics whose potential consumers form
+    a single class are placed in bulk (``_water_fill``). Sets ``a.owner`` and ``a.counts`` at the end."""
+    lists, topic_of = a.lists, g.topic_of
     racks = g.partition_racks
-    remaining = unassigned
+    hs, m, mor, key = heaps.heaps, heaps.m, heaps.member_of_rank, heaps.key
+    heapreplace = heapq.heapreplace
+    remaining = a.unassigned
     if racks is not None and any(r is not None for r in g.consumer_rack):
-        remaining = []
-        for pid in unassigned:
+        left = []
+        for pid in remaining.tolist():
             classes = topic_classes[topic_of[pid]]
-            if not classes:
-                remaining.append(pid)
-                continue
             replicas = racks[pid]
-            best = heaps.least(c for c in classes if class_rack[c] is None or class_rack[c] in replicas)
+            best, best_cls = -1, -1
+            for c in classes:
+                r = class_rack[c]
+                if r is None or r in replicas:
+                    k = hs[c][0]
+                    if best < 0 or k < best:
+                        best, best_cls = k, c
             if best < 0:
-                remaining.append(pid)
+                left.append(pid)
                 continue
-            i = heaps.grant_top(best)
+            i = mor[best % m]
+            key[i] = best + m
+            heapreplace(hs[best_cls], best + m)
             lists[i].append(pid)
-            owner[pid] = i
-    top, grant = heaps.top, heaps.grant_top
-    for pid in remaining:
-        classes = topic_classes[topic_of[pid]]
+        remaining = np.asarray(left, dtype=np.int64)
+    bounds = np.searchsorted(remaining, np.asarray(g.topic_base + [g.num_partitions], dtype=np.int64)).tolist()
+    num_topics = len(g.topic_names)
+    t = 0
+    while t < num_topics:
+        classes = topic_classes[t]
+        lo, hi = bounds[t], bounds[t + 1]
         if len(classes) == 1:
-            best = top(classes[0])
-        elif classes:
-            best = heaps.least(classes)
-        else:
+            # one run over the following topics whose potential consumers are the same single class
+            end = t + 1
+            while end < num_topics and topic_classes[end] == classes:
+                end += 1
+            hi = bounds[end]
+            if hi > lo:
+                _water_fill(heaps, classes[0], remaining[lo:hi], lists)
+            t = end
             continue
-        i = grant(best)
-        lists[i].append(pid)
-        owner[pid] = i
-    counts = a.counts
-    for i, lst in enumerate(lists):
-        counts[i] = len(lst)
+        if classes and hi > lo:
+            for pid in remaining[lo:hi].tolist():
+                best, best_cls = -1, -1
+                for c in classes:
+                    k = hs[c][0]
+                    if best < 0 or k < best:
+                        best, best_cls = k, c
+                i = mor[best % m]
+                key[i] = best + m
+                heapreplace(hs[best_cls], best + m)
+                lists[i].append(pid)
+        t += 1
+    lens = [len(lst) for lst in lists]
+    owner = np.full(g.num_partitions, -1, dtype=np.int64)
+    owner[np.fromiter(chain.from_iterable(lists), np.int64, sum(lens))] = np.repeat(np.arange(len(lists)), lens)
+    a.owner = owner.tolist()
+    a.counts = lens
+
+
+def _water_fill(heaps: MemberHeaps, cls: int, pids: np.ndarray, lists: list[list[int]]) -> None:
+    """R29 for a run of partitions that only one class of members can take, in bulk.
+
+    Repeatedly giving the next partition to the class member with the smallest (count, rank) fills
+    level by level: at level L every member whose count was at most L gets one partition, in rank
+    order. The recipients are computed level by level (whole rounds at once once every member is
+    in), then each member's partitions are appended in walk order.
+    """
+    m, mor = heaps.m, heaps.member_of_rank
+    keys = sorted(heaps.heaps[cls])
+    total = len(pids)
+    picks: list[int] = []  # ranks, one per partition
+    eligible: list[int] = []
+    j, n = 0, len(keys)
+    level = keys[0] // m
+    while len(picks) < total:
+        while j < n and keys[j] // m <= level:
+            bisect.insort(eligible, keys[j] % m)
+            j += 1
+        need = total - len(picks)
+        if j == n and need >= len(eligible):
+            rounds = need // len(eligible)
+            picks.extend(eligible * rounds)
+            level += rounds
+            continue
+        picks.extend(eligible[:need])
+        level += 1
+    recipients = np.asarray(picks, dtype=np.int64)
+    order = np.argsort(recipients, kind="stable")
+    by_rank = recipients[order]
+    pid_array = pids[order]
+    cuts = (np.flatnonzero(np.diff(by_rank)) + 1).tolist()
+    key = heaps.key
+    for lo, hi in zip([0] + cuts, cuts + [total]):
+        i = mor[int(by_rank[lo])]
+        lists[i].extend(pid_array[lo:hi].tolist())
+        key[i] += (hi - lo) * m
+    heap = [key[mor[k % m]] for k in keys]
+    heapq.heapify(heap)
+    heaps.heaps[cls] = heap
 
 
 def _set_aside_fixed(g: _Group, a: _Assignment, heaps: MemberHeaps) -> list[int]:
@@ -316,15 +408,16 @@ def _set_aside_fixed(g: _Group, a: _Assignment, heaps: MemberHeaps) -> list[int]
     return active
 
 
-def _walk(g: _Group, pids: Sequence[int] | None) -> list[int] | chain:
-    """Reassignable partitions in walk order (``sortedAllPartitions`` or ``unassignedPartitions`` minus fixed topics)."""
+def _walk(g: _Group, pids: np.ndarray | None):
+    """Reassignable partitions in walk order, as a factory of fresh iterators (one per pass):
+    ``sortedAllPartitions`` or ``unassignedPartitions``, minus the partitions of fixed topics (R31)."""
     reassignable = [n >= 2 for n in g.potential_count]
     if pids is None:
-        return chain.from_iterable(
-            range(g.topic_base[t], g.topic_base[t] + g.topic_count[t]) for t in range(len(g.topic_names)) if reassignable[t]
-        )
-    topic_of = g.topic_of
-    return [pid for pid in pids if reassignable[topic_of[pid]]]
+        spans = [(g.topic_base[t], g.topic_base[t] + g.topic_count[t]) for t in range(len(g.topic_names)) if reassignable[t]]
+        return lambda: chain.from_iterable(range(lo, hi) for lo, hi in spans)
+    topic_of_pid = np.searchsorted(np.asarray(g.topic_base, dtype=np.int64), pids, side="right") - 1
+    chosen = pids[np.asarray(reassignable, dtype=bool)[topic_of_pid]].tolist() if len(pids) else []
+    return lambda: iter(chosen)
 
 
 class _Balancer:
@@ -339,16 +432,15 @@ class _Balancer:
                                       len(g.topic_names))
         self.snapshot: dict[int, list[int]] = {}
 
-    def perform_reassignments(self, reassignable) -> bool:
+    def perform_reassignments(self, reassignable: Callable[[], Iterable[int]]) -> bool:
         """``performReassignments``: walk until balanced; repeat while a walk moved something."""
         performed = False
         g, a, heaps, prev, tracker = self.g, self.a, self.heaps, self.prev, self.tracker
         owner, counts, topic_of, topic_classes, fixed = a.owner, a.counts, g.topic_of, self.topic_classes, heaps.fixed
         m = heaps.m
-        reassignable = list(reassignable) if not isinstance(reassignable, list) else reassignable
         while True:
             modified = False
-            for pid in reassignable:
+            for pid in reassignable():
                 if tracker.is_balanced():
                     break
                 c = owner[pid]
@@ -403,7 +495,7 @@ class _Balancer:
 
 
 def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]], active: list[int],
-             prev: dict[int, int], unassigned: list[int], initializing: bool) -> tuple[bool, Movements]:
+             prev: dict[int, int], initializing: bool) -> tuple[bool, Movements]:
     """R32 ``balance()`` after the fill and the set-asides: new partitions first when nothing had to be
     revoked (those moves are never reverted on their own), then every reassignable partition; revert
     to the post-fill state unless built from scratch or the score strictly improved."""
@@ -413,7 +505,7 @@ def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[
             raise NeedsReference("no member left in the tree")  # Kafka: TreeSet.first() on an empty set
         return False, b.movements
     if not a.revocation_required:
-        b.perform_reassignments(_walk(g, unassigned))
+        b.perform_reassignments(_walk(g, a.unassigned))
     performed = b.perform_reassignments(_walk(g, None))
     reverted = False
     if not initializing and performed:
@@ -424,21 +516,24 @@ def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[
 def _run_fast(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
     if not inp.members:
         raise AssignorFailure("general path with no members", kafka_exception=NO_SUCH_ELEMENT)
+    # The collector is paused while a million small objects are built; the working state is freed
+    # (by reference counting) before it resumes, so only the answer is ever scanned.
     with gc_paused():
-        g = _intern(inp)
-        prev = _prev_assignment(inp, prior, g)
-        a = _assign_owned_partitions(inp, prior, g)
-        owner = a.owner
-        unassigned = [pid for pid in range(g.num_partitions) if owner[pid] < 0]
-        initializing = not any(a.counts)
-        member_class, num_classes, topic_classes, class_rack = _member_classes(g)
-        heaps = MemberHeaps(len(g.members), g.rank, g.member_of_rank, member_class, num_classes, a.counts)
-        _initial_fill(g, a, heaps, topic_classes, class_rack, unassigned)
-        active = _set_aside_fixed(g, a, heaps)
-        reverted, movements = _balance(g, a, heaps, topic_classes, active, prev, unassigned, initializing)
-        result = StickyResult(assignment=_to_partitions(g, a.lists), partitions_transferring_ownership=None)
+        return _steps(inp, prior)
+
+
+def _steps(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
+    g = _intern(inp)
+    prev = _prev_assignment(inp, prior, g)
+    a = _assign_owned_partitions(inp, prior, g)
+    initializing = not any(a.counts)
+    member_class, num_classes, topic_classes, class_rack = _member_classes(g)
+    heaps = MemberHeaps(len(g.members), g.rank, g.member_of_rank, member_class, num_classes, a.counts)
+    _initial_fill(g, a, heaps, topic_classes, class_rack)
+    active = _set_aside_fixed(g, a, heaps)
+    reverted, movements = _balance(g, a, heaps, topic_classes, active, prev, initializing)
     return GeneralRun(
-        result=result,
+        result=StickyResult(assignment=_to_partitions(g, a.lists), partitions_transferring_ownership=None),
         movements=movements.pairs_by_topic(g.members),
         revocation_required=a.revocation_required,
         initializing=initializing,
@@ -450,7 +545,8 @@ def _run_fast(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
 def _to_partitions(g: _Group, lists: list[list[int]]) -> dict[str, tuple[TopicPartition, ...]]:
     """Back from ids to ``TopicPartition`` in one place, each member's list in Kafka's order (R24)."""
     tps: list[TopicPartition] = []
-    make = TopicPartition._make
+    new = tuple.__new__
     for t, name in enumerate(g.topic_names):
-        tps.extend(map(make, zip([name] * g.topic_count[t], range(g.topic_count[t]))))
-    return {mem: tuple(map(tps.__getitem__, lists[i])) for i, mem in enumerate(g.members)}
+        n = g.topic_count[t]
+        tps.extend(map(new, repeat(TopicPartition, n), zip(repeat(name, n), range(n))))
+    return {mem: tuple([tps[pid] for pid in lists[i]]) for i, mem in enumerate(g.members)}
