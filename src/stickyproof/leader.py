@@ -208,6 +208,8 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
     ownedPartitions: what it holds after ``onJoinPrepare`` — everything under COOPERATIVE, nothing
     under EAGER (R37); generationId: its generation; user data: the assignor's
     (``subscriptionUserData``). Encoded at the member's own version, which drops what it lacks.
+    A scenario generation of -1 means "unknown" (SCENARIO_FORMAT.md), not a reset member that
+    declared its partitions lost, so its owned partitions are still sent.
     """
     owned = member.owned if protocol == COOPERATIVE else ()
     sub = WireSubscription(
