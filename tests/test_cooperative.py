@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stickyproof.assignors.cooperative import adjust_assignment, compute_partitions_transferring_ownership
 from stickyproof.assignors.sticky import assign_cooperative_sticky, build_sticky_input, sticky_result
 from stickyproof.assignors.sticky_types import StickyResult
+from stickyproof.errors import AssignorFailure
 from stickyproof.leader import lead
 from stickyproof.strategies import groups
 
@@ -100,12 +101,20 @@ def _added_and_revoked(scn, assignment):
         protocols=st.just("cooperative"),
         versions=st.sampled_from((3, 2, 1)),
         racks=st.sampled_from(("none", "both")),
-        subscriptions=st.sampled_from(("uniform", "heterogeneous", "nested")),
+        subscriptions=st.sampled_from(("uniform", "heterogeneous", "nested", "disjoint", "empty")),
     )
 )
 def test_cooperative_rounds_never_hand_over_a_partition_still_being_revoked(scn):
+    # Claims past a topic's partition count are §10 K1, where Kafka itself double-assigns or throws.
+    counts = scn.partition_counts
+    assume(all(p.partition < counts.get(p.topic, 0) or p.topic not in counts for m in scn.members for p in m.owned))
     for _ in range(5):
-        result = lead(scn, "cooperative-sticky").assignment
+        try:
+            result = lead(scn, "cooperative-sticky").assignment
+        except AssignorFailure as exc:
+            # §10 K3: prevAssignment naming a member set aside as fixed fails in Kafka too.
+            assume(not (exc.kafka_exception or "").endswith("NullPointerException"))
+            raise
         added, revoked = _added_and_revoked(scn, result)
         assert not added & revoked, sorted(map(str, added & revoked))
         if not revoked:
