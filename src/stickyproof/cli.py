@@ -433,6 +433,48 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_simulate)
 
 
+# ------------------------------------------------------------------------------------------
+# solve (the optimality oracles, models/optimal-assignment.md)
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from .oracle.solve import solve_document
+
+    scenario = load_scenario_ref(args.scenario)
+    if args.view:
+        from .leader import decoded_view
+
+        scenario = decoded_view(scenario, args.view)
+    doc = solve_document(
+        scenario, engine=args.engine, balance=args.balance, time_limit=args.time_limit, racks=args.racks
+    )
+    print_json(doc)
+    return 1 if doc.get("agree") is False else 0
+
+
+def _add_solve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "solve",
+        help="compute the provably optimal balanced-then-sticky assignment of a scenario",
+        description="Optimise over the members' stated owned partitions and generations (or, with --view, over what "
+        "a leader running that assignor decodes): balance first, then partitions kept by their retainable claimant "
+        "(models/optimal-assignment.md). Prints the assignment document with status, proven, kept, bound and "
+        "seconds; 'proven' is true only with a solver proof or a checked flow certificate. With --engine both, exit 1 "
+        "if two proven results disagree.",
+    )
+    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default="global",
+                   help="balance mode (default global; kafka is solved as global, which implies it)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="CP-SAT time limit in seconds (default 60; the flow has none)")
+    p.add_argument("--engine", choices=("cpsat", "flow", "both"), default="cpsat",
+                   help="cpsat (aggregated, flow-hinted), flow (min-cost flow with certificate), or both (default cpsat)")
+    p.add_argument("--view", metavar="ASSIGNOR",
+                   help="optimise over the owned partitions and generations this assignor's leader would decode")
+    p.add_argument("--racks", action="store_true", help="add the rack-locality tier (O3) after stickiness")
+    p.set_defaults(func=_cmd_solve)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     _add_scenarios,
@@ -443,6 +485,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_assign,
     _add_assignors,
     _add_simulate,
+    _add_solve,
 ]
 
 
