@@ -42,7 +42,7 @@ class GroupConfig:
     rebalance_timeout: int = 10
     rediscovery: int = 1
     restart_downtime: int = 1
-    initial_rebalance_delay: int = 1
+    initial_rebalance_delay: int = 2
     max_ticks: int = 600
     loop_bound: int = 5
     cooperative_bound: int = 2

@@ -81,11 +81,12 @@ class Coordinator:
     outbox: list[Response] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # what the simulator and the monitors read after each tick
-    formed: list[tuple[int, int, tuple[str, ...]]] = field(default_factory=list)  # (tick, generation, member ids)
+    formed: list[tuple[int, int, tuple[str, ...], int]] = field(default_factory=list)  # (tick, generation, ids, rebalance)
+    rebalance_seq: int = 0  # rebalances started so far; each formed generation names the one it completes
     committed: list[tuple[int, int, int]] = field(default_factory=list)  # (tick, epoch, generation)
     removals: list[tuple[int, str, str]] = field(default_factory=list)  # (tick, member id, reason)
     _ids_used: dict[str, int] = field(default_factory=dict)
-    on_remove: Callable[[int, str, str], None] | None = None  # the simulator counts removals as disturbances
+    on_change: Callable[[int, str, str], None] | None = None  # membership changes are disturbances (protocol.md §7)
 
     # --------------------------------------------------------------------------------------
     # Ids and bookkeeping
@@ -104,7 +105,10 @@ class Coordinator:
         self.notes.append(f"coordinator: {text}")
 
     def _answer(self, member: GroupMember, **kwargs) -> Response:
-        return Response(process=member.process, **kwargs)
+        return Response(process=member.process, epoch=self.epoch, **kwargs)
+
+    def _response(self, kind: str, error: str, process: tuple[str, int], sent: int, **kwargs) -> Response:
+        return Response(kind, error, process, sent, epoch=self.epoch, **kwargs)
 
     # --------------------------------------------------------------------------------------
     # Rebalance steps
@@ -112,6 +116,7 @@ class Coordinator:
     def _prepare_rebalance(self, t: int, reason: str) -> None:
         """``prepareRebalance``: members waiting for a SyncGroup answer get REBALANCE_IN_PROGRESS."""
         self.initial_delay_until = t + self.config.initial_rebalance_delay if self.state == EMPTY else None
+        self.rebalance_seq += 1
         for m in self.members.values():
             if m.awaiting_sync:
                 self.outbox.append(self._answer(m, kind="sync", error=REBALANCE_IN_PROGRESS, sent=m.sync_sent))
@@ -132,8 +137,8 @@ class Coordinator:
         self.assignments.pop(member_id, None)
         self.removals.append((t, member_id, reason))
         self._note(f"removes {member_id} ({reason})")
-        if self.on_remove is not None:
-            self.on_remove(t, member_id, reason)
+        if self.on_change is not None:
+            self.on_change(t, member_id, reason)
         if m.awaiting_join:
             self.outbox.append(self._answer(m, kind="join", error=UNKNOWN_MEMBER_ID, sent=m.join_sent))
         if m.awaiting_sync:
@@ -193,7 +198,7 @@ class Coordinator:
                     leader=self.leader, protocol=winner, members=everyone if i == self.leader else (),
                 )
             )
-        self.formed.append((t, self.generation, ids))
+        self.formed.append((t, self.generation, ids, self.rebalance_seq))
         self._note(f"generation {self.generation} formed: {', '.join(ids)} (leader {self.leader}, protocol {winner})")
 
     # --------------------------------------------------------------------------------------
@@ -230,10 +235,10 @@ class Coordinator:
             error = self._validate_member(member_id, instance_id)
             if error is not None:
                 self._note(f"JoinGroup from {member_id}: {error}")
-                return Response("join", error, process, t)
+                return self._response("join", error, process, t)
         if not self._protocols_consistent(metadata, member_id or (self.static.get(instance_id) if instance_id else None)):
             self._note(f"JoinGroup from {name}: {INCONSISTENT_GROUP_PROTOCOL} (offers {', '.join(metadata.kafka_names)})")
-            return Response("join", INCONSISTENT_GROUP_PROTOCOL, process, t)
+            return self._response("join", INCONSISTENT_GROUP_PROTOCOL, process, t)
 
         if member_id is None and instance_id is not None and instance_id in self.static:
             return self._static_rejoin(t, process, instance_id, metadata)
@@ -247,6 +252,8 @@ class Coordinator:
             if self.leader is None:
                 self.leader = member_id
             self._note(f"{member_id} joins as a new member")
+            if self.on_change is not None:
+                self.on_change(t, member_id, "admitted")
             self._maybe_prepare_rebalance(t, f"{member_id} joined")
         else:
             member = self.members[member_id]
@@ -275,6 +282,8 @@ class Coordinator:
         if was_leader:
             self.leader = new_id
         self._note(f"static member {instance_id}: {new_id} replaces {old_id}")
+        if self.on_change is not None:
+            self.on_change(t, new_id, "replaced a static member")
         if old.awaiting_join:
             self.outbox.append(self._answer(old, kind="join", error=FENCED_INSTANCE_ID, sent=old.join_sent))
         if old.awaiting_sync:
@@ -282,8 +291,7 @@ class Coordinator:
         unchanged = metadata.topics == old.metadata.topics and metadata.kafka_names == old.metadata.kafka_names
         if self.state == STABLE and unchanged and not was_leader:
             member.synced = True
-            return Response(
-                "join", NONE, process, t, generation=self.generation, member_id=new_id, leader=self.leader,
+            return self._response("join", NONE, process, t, generation=self.generation, member_id=new_id, leader=self.leader,
                 protocol=self.protocol,
             )
         member.awaiting_join = True
@@ -305,14 +313,14 @@ class Coordinator:
             error = REBALANCE_IN_PROGRESS
         if error is not None:
             self._note(f"SyncGroup from {member_id} (generation {generation}): {error}")
-            return Response("sync", error, process, t)
+            return self._response("sync", error, process, t)
         member = self.members[member_id]
         member.last_heard = t
         member.process = process
         if self.state == STABLE:
             member.synced = True
             self._clear_sync_deadline()
-            return Response("sync", NONE, process, t, generation=self.generation, assignment=self.assignments.get(member_id, ()))
+            return self._response("sync", NONE, process, t, generation=self.generation, assignment=self.assignments.get(member_id, ()))
         # CompletingRebalance
         member.synced = True
         if member_id == self.leader and assignments is not None:
@@ -336,7 +344,7 @@ class Coordinator:
                     )
                     m.awaiting_sync = False
             self._clear_sync_deadline()
-            return Response("sync", NONE, process, t, generation=self.generation, assignment=self.assignments.get(member_id, ()))
+            return self._response("sync", NONE, process, t, generation=self.generation, assignment=self.assignments.get(member_id, ()))
         member.awaiting_sync = True
         member.sync_sent = t
         return None

@@ -55,12 +55,14 @@ class MemberProcess:
     owned: set[TopicPartition] = field(default_factory=set)
     memory: tuple[TopicPartition, ...] = ()
     memory_generation: int = -1
+    memory_epoch: int = 0
     rejoin_needed: bool = True
     needs_join_prepare: bool = True
     is_leader: bool = False
     leader_members: tuple = ()
     group_protocol: str | None = None
     sync_sent: bool = False
+    joined_topics: tuple[str, ...] | None = None
     metadata_snapshot: dict[str, int] | None = None
     inbox: list[Response] = field(default_factory=list)
     stalled_until: int = -1
@@ -215,6 +217,7 @@ class MemberProcess:
                 self.rejoin_needed = True
         self.memory = tuple(sorted(assigned))
         self.memory_generation = r.generation
+        self.memory_epoch = r.epoch
         added = assigned - before
         failed |= self._callback(sim, t, "assigned", added)
         self.owned = assigned - failed
@@ -252,16 +255,38 @@ class MemberProcess:
             self._heartbeat(sim, t)
             if not self.running:
                 return
-            if self.state == STABLE and self.is_leader and self.metadata_snapshot is not None:
-                if sim.metadata_for(set(self.metadata_snapshot)) != self.metadata_snapshot:
-                    sim.note(f"{self.name} (leader): topic metadata changed; rejoin")
+            if self.state == STABLE and not self.rejoin_needed:
+                reason = self.rejoin_reason(sim)
+                if reason:
+                    sim.note(f"{self.name}: {reason}; rejoin")
                     self.rejoin_needed = True
             if self.state == STABLE and self.rejoin_needed:
                 self.state = UNJOINED
-        if self.state == UNJOINED:
-            self._join(sim, t)
-        elif self.state == COMPLETING_REBALANCE and not self.sync_sent:
-            self._sync(sim, t)
+        # joinGroupIfNeeded loops within one poll: a SyncGroup error leads straight to the next JoinGroup
+        # (and its join prepare), so no fetch happens in between; a leader's assignment failure is thrown
+        # to the caller instead, and the next poll rejoins.
+        for _ in range(4):
+            if not self.running or self.stalled(t) or self.rediscover_until > t:
+                return
+            if self.state == UNJOINED:
+                self._join(sim, t)
+            elif self.state == COMPLETING_REBALANCE and not self.sync_sent:
+                if not self._sync(sim, t):
+                    return
+            else:
+                return
+            if self.state in (PREPARING_REBALANCE, STABLE):
+                return
+
+    def rejoin_reason(self, sim: "Simulation") -> str:
+        """``ConsumerCoordinator.rejoinNeededOrPending``: the subscription changed since the join, or (the
+        leader only) the metadata of the group's topics differs from the snapshot it assigned from."""
+        if self.joined_topics is not None and tuple(self.config.topics) != tuple(self.joined_topics):
+            return "subscription changed since it joined"
+        if self.is_leader and self.metadata_snapshot is not None:
+            if sim.metadata_for(set(self.metadata_snapshot)) != self.metadata_snapshot:
+                return "(leader) topic metadata changed"
+        return ""
 
     def _heartbeat(self, sim: "Simulation", t: int) -> None:
         error = sim.coordinator.heartbeat(t, self.member_id, self.config.instance_id, self.generation)
@@ -326,6 +351,7 @@ class MemberProcess:
                     return
             self.state = PREPARING_REBALANCE
             self.rejoin_needed = False
+            self.joined_topics = self.config.topics
             answer = sim.coordinator.join(t, self.process, self.member_id, self.config.instance_id, self.metadata(sim))
             if answer is None:
                 return
@@ -333,7 +359,8 @@ class MemberProcess:
             if self.state != UNJOINED or self.rediscover_until > t or not self.running:
                 return
 
-    def _sync(self, sim: "Simulation", t: int) -> None:
+    def _sync(self, sim: "Simulation", t: int) -> bool:
+        """SyncGroup (the leader assigns first); False when the leader's assignment failed."""
         assignments = None
         if self.is_leader:
             outcome = run_leader(
@@ -348,7 +375,7 @@ class MemberProcess:
                 sim.leader_failure(t, self, outcome.error)
                 self.state = UNJOINED
                 self.rejoin_needed = True
-                return
+                return False
             assignments = dict(outcome.assignment)
             sim.note(f"{self.name} (leader) assigns with {outcome.selected}: " + "; ".join(
                 f"{m} <- {_tps(tps)}" for m, tps in sorted(assignments.items())
@@ -357,6 +384,7 @@ class MemberProcess:
         answer = sim.coordinator.sync(t, self.process, self.member_id, self.config.instance_id, self.generation, assignments)
         if answer is not None:
             self.deliver(sim, t, answer)
+        return True
 
     # --------------------------------------------------------------------------------------
     # Closing

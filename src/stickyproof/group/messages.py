@@ -72,3 +72,4 @@ class Response:
     protocol: str | None = None
     members: tuple[tuple[str, JoinMetadata], ...] = ()
     assignment: tuple[TopicPartition, ...] = ()
+    epoch: int = 1  # the coordinator epoch that answered (a non-persisted fail-over starts a new one)

@@ -17,7 +17,7 @@ __all__ = ["MONITORS", "Monitors", "TickState"]
 
 MONITORS: dict[str, str] = {
     "no-double-consumption": "no partition is consumed by two members in the same tick",
-    "generations-increase": "within a coordinator epoch, committed generations and each member's generation never go down",
+    "generations-increase": "within a coordinator epoch, committed generations increase and no member is assigned in an older generation than before",
     "stable-ownership": "once the group is settled, every partition of a subscribed topic is owned",
     "cooperative-convergence": "an all-cooperative group forms at most two generations after the last disturbance",
     "no-rebalance-loop": "at most loop_bound generations form after the last disturbance",
@@ -31,11 +31,10 @@ class TickState:
     tick: int
     consuming: Mapping[str, frozenset[TopicPartition]]  # running member name -> partitions it fetches
     owned: Mapping[str, frozenset[TopicPartition]]  # running member name -> partitions it believes it owns
-    member_generations: Mapping[str, int]  # process key -> generation it believes
+    member_generations: Mapping[str, tuple[int, int]]  # process key -> (epoch, generation of its last assignment)
     epoch: int
     committed: tuple[tuple[int, int, int], ...]  # new (tick, epoch, generation) commits this tick
-    formed: tuple[tuple[int, int, bool], ...]  # new (tick, generation, all members cooperative) this tick
-    generations_since_disturbance: int
+    formed: tuple[tuple[int, int, bool, int], ...]  # new (tick, generation, all cooperative, nth since disturbance)
     settled: bool
     subscribed_partitions: frozenset[TopicPartition]
 
@@ -90,19 +89,19 @@ class Monitors:
                 out += [v] if v else []
             self._last_commit[epoch] = generation if last is None else max(last, generation)
         for key in sorted(s.member_generations):
-            generation = s.member_generations[key]
+            epoch, generation = s.member_generations[key]
             if generation < 0:
                 continue
             previous = self._member_generation.get(key)
-            if previous is not None and previous[0] == s.epoch and generation < previous[1]:
+            if previous is not None and previous[0] == epoch and generation < previous[1]:
                 v = self._report(
                     "generations-increase", s.tick, ("member", key, generation),
-                    f"{key}'s generation went from {previous[1]} to {generation}",
+                    f"{key} was assigned partitions in generation {generation} after generation {previous[1]}",
                     {"member": key, "previous": previous[1], "generation": generation}, seen["generations-increase"],
                 )
                 out += [v] if v else []
-            if previous is None or previous[0] != s.epoch or generation >= previous[1]:
-                self._member_generation[key] = (s.epoch, generation)
+            if previous is None or previous[0] != epoch or generation >= previous[1]:
+                self._member_generation[key] = (epoch, generation)
 
         # stable-ownership
         if s.settled:
@@ -116,10 +115,9 @@ class Monitors:
                 )
                 out += [v] if v else []
 
-        # cooperative-convergence and no-rebalance-loop, at each generation formed
-        since = s.generations_since_disturbance
-        for index, (tick, generation, cooperative) in enumerate(s.formed):
-            count = since - (len(s.formed) - 1 - index)
+        # cooperative-convergence and no-rebalance-loop, at each generation formed by a rebalance
+        # that started after the last disturbance
+        for tick, generation, cooperative, count in s.formed:
             if cooperative and count > self.cooperative_bound:
                 v = self._report(
                     "cooperative-convergence", s.tick, ("gen", generation),

@@ -94,7 +94,7 @@ class Simulation:
         self.assignor_override = assignor
         self.cluster: dict[str, Topic] = {t.name: t for t in sorted(scenario.topics, key=lambda t: t.name)}
         self._notes: list[str] = []
-        self.coordinator = Coordinator(self.config, on_remove=self._on_remove, notes=self._notes)
+        self.coordinator = Coordinator(self.config, on_change=self._on_membership, notes=self._notes)
         self.processes: dict[str, MemberProcess] = {}
         self.now = 0
         self.steps: list[Step] = []
@@ -104,7 +104,8 @@ class Simulation:
         self._events: list[Event] = []
         self._inbox: dict[tuple[str, int], list[tuple[int, Response]]] = {}
         self._applied: list[str] = []
-        self._formed_mark = 0
+        self._rebalance_mark = 0
+        self._since = 0
         self._formed_seen = 0
         self._committed_seen = 0
         self._last_views: tuple | None = None
@@ -128,11 +129,13 @@ class Simulation:
         self._notes.append(text)
 
     def disturb(self, t: int, reason: str) -> None:
-        """A disturbance restarts the count of generations (cooperative-convergence, no-rebalance-loop)."""
-        self._formed_mark = len(self.coordinator.formed)
+        """A disturbance restarts the count of generations (cooperative-convergence, no-rebalance-loop):
+        only generations completing a rebalance that started after it count."""
+        self._rebalance_mark = self.coordinator.rebalance_seq
+        self._since = 0
 
-    def _on_remove(self, t: int, member_id: str, reason: str) -> None:
-        self.disturb(t, f"{member_id} removed ({reason})")
+    def _on_membership(self, t: int, member_id: str, what: str) -> None:
+        self.disturb(t, f"{member_id}: {what}")
 
     def topics(self) -> tuple[Topic, ...]:
         return tuple(self.cluster.values())
@@ -228,7 +231,7 @@ class Simulation:
             p = self._new_process(configs[m.id])
             p.state, p.member_id, p.generation = STABLE, m.id, generation
             p.owned = set(m.owned)
-            p.memory, p.memory_generation = tuple(sorted(m.owned)), generation
+            p.memory, p.memory_generation, p.memory_epoch = tuple(sorted(m.owned)), generation, co.epoch
             p.rejoin_needed = False
             self.processes[m.id] = p
             co.reserve_id(m.id, m.id)
@@ -393,7 +396,7 @@ class Simulation:
         running = [p for p in self.processes.values() if p.running]
         ids = set()
         for p in running:
-            if p.stalled(t) or p.state != STABLE or p.rejoin_needed or p.returning:
+            if p.stalled(t) or p.state != STABLE or p.rejoin_needed or p.returning or p.rejoin_reason(self):
                 return False
             if self._inbox.get(p.process):
                 return False
@@ -422,12 +425,11 @@ class Simulation:
         new_committed = tuple(co.committed[self._committed_seen:])
         self._committed_seen = len(co.committed)
         formed = []
-        for tick, generation, ids in new_formed:
-            all_coop = all(
-                co_member_protocol == COOPERATIVE
-                for co_member_protocol in (self._protocol_of(i) for i in ids)
-            )
-            formed.append((tick, generation, all_coop))
+        for tick, generation, ids, rebalance in new_formed:
+            all_coop = all(self._protocol_of(i) == COOPERATIVE for i in ids)
+            if rebalance > self._rebalance_mark:
+                self._since += 1
+                formed.append((tick, generation, all_coop, self._since))
         running = {n: p for n, p in self.processes.items() if p.running}
         counts = {n: tp.partitions for n, tp in self.cluster.items()}
         subscribed = partitions_of({topic for p in running.values() for topic in p.config.topics}, counts)
@@ -437,11 +439,10 @@ class Simulation:
             tick=t,
             consuming={n: p.consuming(t) for n, p in running.items()},
             owned={n: frozenset(p.owned) for n, p in running.items()},
-            member_generations={f"{n}#{p.incarnation}": p.generation for n, p in running.items()},
+            member_generations={f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()},
             epoch=co.epoch,
             committed=new_committed,
             formed=tuple(formed),
-            generations_since_disturbance=len(co.formed) - self._formed_mark,
             settled=settled,
             subscribed_partitions=subscribed,
         )
