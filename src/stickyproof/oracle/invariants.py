@@ -299,7 +299,10 @@ def _multiplicity_rows(f: _Facts) -> list[tuple[str, int, int, int]]:
     """Rows (topic, k, first partition, how many) over E: k = how often the partition is placed
     (assignment, plus revoking in a cooperative round)."""
     placed: dict[str, Counter[int]] = {t: Counter() for t in f.existing}
-    lists = list(f.assigned.values()) + (list(f.revoking.values()) if f.cooperative else [])
+    # A partition withheld from several former claimants is revoked by each of them (D5, N4):
+    # it counts once, so it is a duplicate only when it is also assigned (or assigned twice).
+    withheld = sorted({tp for tps in f.revoking.values() for tp in tps}) if f.cooperative else []
+    lists = list(f.assigned.values()) + [withheld]
     for tps in lists:
         for tp in tps:
             n = f.existing.get(tp.topic)
