@@ -357,6 +357,18 @@ def _topic_partitions(pids: np.ndarray, names_of: np.ndarray, offsets: np.ndarra
     return list(map(_new_tp, zip(names_of[topic_of].tolist(), (pids - offsets[topic_of]).tolist())))
 
 
+def _owned_order(member: np.ndarray, part: np.ndarray, tidx: np.ndarray) -> np.ndarray:
+    """Order claims by (member, partition, topic): one packed int64 key when the fields fit, else lexsort."""
+    if not len(member):
+        return np.zeros(0, dtype=np.int64)
+    if member.max() < 2**20 and tidx.max() < 2**12 and part.max() < 2**31:
+        key = (member << 43) | (part << 12) | tidx
+        if bool((key[1:] > key[:-1]).all()):
+            return np.arange(len(key))
+        return np.argsort(key)  # keys are unique: any sort is stable enough
+    return np.lexsort((tidx, part, member))
+
+
 def _constrained_fast(inp: StickyInput, prior: PriorOwners, rules: ConstrainedRules) -> StickyResult | None:
     """The reference algorithm on dense partition ids; None when a precondition fails (then use the reference).
 
@@ -398,8 +410,7 @@ def _constrained_fast(inp: StickyInput, prior: PriorOwners, rules: ConstrainedRu
         keep_claim = ~dup_mask[pid]
         claim_index = claim_index[keep_claim]
         if rules.sort_owned:  # R16 step 2: by partition number, then topic name, within each member
-            order = np.lexsort((tidx[claim_index], part[claim_index], member_of[claim_index]))
-            claim_index = claim_index[order]
+            claim_index = claim_index[_owned_order(member_of[claim_index], part[claim_index], tidx[claim_index])]
     c_member = member_of[claim_index]
     sizes = np.bincount(c_member, minlength=n) if n_claims else np.zeros(n, dtype=np.int64)
 
@@ -470,23 +481,29 @@ def _constrained_fast(inp: StickyInput, prior: PriorOwners, rules: ConstrainedRu
     moved |= dup_mask[unassigned]
 
     out_member = np.concatenate((member_of[kept_claims], new_members))
-    out_pid = np.concatenate((pid[kept_claims], unassigned))
     # Per member: kept partitions (R16 order), then grants in grant order (R24).
     # numpy's stable sort is a radix sort on 16-bit keys: use it when member numbers fit.
     sort_key = out_member.astype(np.int16) if n < 2**15 else out_member
-    out_pid = out_pid[np.argsort(sort_key, kind="stable")]
+    order = np.argsort(sort_key, kind="stable")
     per_member = np.bincount(out_member, minlength=n) if len(out_member) else np.zeros(n, dtype=np.int64)
-    moved_pids = unassigned[moved]
-    moved_members = new_members[moved]
     names_of = np.asarray(sorted_topics, dtype=object)
     with _gc_paused():
-        objects = _topic_partitions(out_pid, names_of, offsets)
+        if len(kept_claims):
+            # Kept partitions are the claim objects themselves; only grants are new values.
+            claim_objects = np.fromiter(flat, dtype=object, count=n_claims)
+            granted = np.fromiter(_topic_partitions(unassigned, names_of, offsets), dtype=object, count=len(unassigned))
+            objects = np.concatenate((claim_objects[kept_claims], granted))[order].tolist()
+            moved_objects = granted[moved].tolist()
+        else:
+            # Nothing kept (a fresh group): build the values directly in output order.
+            objects = _topic_partitions(unassigned[order], names_of, offsets)
+            moved_objects = _topic_partitions(unassigned[moved], names_of, offsets)
         result: dict[str, tuple[TopicPartition, ...]] = {}
         start = 0
         for m, c in zip(members, per_member.tolist()):
             result[m] = tuple(objects[start : start + c])
             start += c
-        transferring = dict(zip(_topic_partitions(moved_pids, names_of, offsets), (members[i] for i in moved_members.tolist())))
+        transferring = dict(zip(moved_objects, (members[i] for i in new_members[moved].tolist())))
     return StickyResult(result, transferring)
 
 

@@ -310,7 +310,10 @@ def _resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
 
     A member below the running maximum keeps nothing, even uncontested partitions; a member
     without a generation counts only while no member with a generation has been seen. Duplicate
-    claims within the highest generation are not detected.
+    claims within the highest generation are not detected. Up to 2.8 the scan returned at the
+    first member whose subscription differed, leaving later members' claims uncollected; that
+    only ever happened on the way to the general path, which re-read every claim itself
+    (``_resolve_treemap_by_generation``), so ``resolve_prior_owners`` models it by choosing that rule.
     """
     all_topics = inp.partitions_per_topic
     max_generation = DEFAULT_GENERATION
