@@ -49,7 +49,6 @@ def test_R1_sticky_member_data_comes_from_user_data_only():
     # StickyAssignorTest.testMemberDataWithInconsistentData / testMemberDataWillHonorUserData.
     user_data = encode_sticky_user_data(tps("topic-1"), 1)
     sub = Subscription("c", ("topic",), user_data=user_data, owned=tps("topic-0"), generation=None)
-    assert member_data(sub, cooperative=False) == member_data(sub, cooperative=False)
     data = member_data(sub, cooperative=False)
     assert data.partitions == tps("topic-1") and data.generation == 1
     sub = Subscription("c", ("topic",), user_data=encode_sticky_user_data(OWNED, 0), owned=(), generation=1)
@@ -241,7 +240,24 @@ def test_R29_initial_fill_gives_each_new_partition_to_the_least_loaded_subscribe
     assert [str(p) for p in result.assignment["a"]].count("x-0") == 1
 
 
-def test_R30_R31_sole_subscribers_keep_their_topics_and_the_result_is_balanced():
+def test_R30_no_partition_could_move_to_a_member_two_below_its_holder():
+    # isBalanced after KAFKA-15106: for each member that could hold more, no partition of its topics
+    # sits with a member holding at least 2 more.
+    s = scenario(
+        {"a": 5, "b": 2, "c": 3},
+        [member("m1", ["a", "b"]), member("m2", ["a"]), member("m3", ["b", "c"]), member("m4", ["c"])],
+        protocol="eager",
+    )
+    result = assign_sticky(wire_group(s, assignor="sticky")).assignment
+    subscribed = {m.id: set(m.topics) for m in s.members}
+    holder = {p: m for m, v in result.items() for p in v}
+    for m, v in result.items():
+        for p, h in holder.items():
+            if p.topic in subscribed[m] and h != m:
+                assert len(result[h]) < len(v) + 2, (m, p, h)
+
+
+def test_R31_sole_subscribers_keep_their_topics():
     s = scenario({"solo": 3, "shared": 3}, [member("a", ["solo", "shared"]), member("b", ["shared"])], protocol="eager")
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert {p.topic for p in result.assignment["b"]} == {"shared"}
