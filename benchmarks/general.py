@@ -12,6 +12,8 @@ Shapes (names as Kafka's tests build them: ``c`` / ``t`` + zero-padded index):
     last-one     testLargeAssignmentAndGroupWithNonEqualSubscription: 2,000 members, 500 topics x 2,000
                  (10^6 partitions); everybody subscribes to everything except the last member (first topic
                  only). Kafka's timeout: 90 s for both rounds.
+    *-rack       the same tests with hasConsumerRack: 50 topics, 3 racks, every partition on every
+                 rack, consumer rack = index mod 3, rack mode forced on as Kafka's tests do.
 
 Each shape runs two rounds as Kafka's test does: fresh, then members 1.. rejoin owning their round-one
 result with generation 1 (member 0 owns nothing). Only ``general_assign`` is timed; building the
@@ -39,6 +41,10 @@ from stickyproof.javaorder import hashmap_order  # noqa: E402
 SHAPES = {
     "halves": dict(members=500, topics=100, partitions=200),
     "last-one": dict(members=2000, topics=500, partitions=2000),
+    # the hasConsumerRack variants: fewer topics, 3 racks, every partition on every rack, consumer
+    # rack = index mod 3, rack mode forced on (Kafka's tests set preferRackAwareLogic)
+    "halves-rack": dict(members=500, topics=50, partitions=200, racks=True),
+    "last-one-rack": dict(members=2000, topics=50, partitions=2000, racks=True),
 }
 
 
@@ -53,7 +59,7 @@ def build(shape: str, owned: dict | None) -> tuple[StickyInput, PriorOwners]:
     ids = [_name("c", i, n) for i in range(n)]
     subs = {}
     for i, m in enumerate(ids):
-        if shape == "halves":
+        if shape.startswith("halves"):
             subs[m] = tuple(topics[: nt // 2]) if i % 4 == 0 else tuple(topics[nt // 2 :])
         else:
             subs[m] = tuple(topics[:1]) if i == n - 1 else tuple(topics)
@@ -65,6 +71,8 @@ def build(shape: str, owned: dict | None) -> tuple[StickyInput, PriorOwners]:
         else:
             data[m] = MemberData((), None)
             gens[m] = -1
+    racks = spec.get("racks", False)
+    everywhere = (frozenset("abc"),) * np_
     inp = StickyInput(
         partitions_per_topic=dict.fromkeys(topics, np_),
         members=tuple(hashmap_order(ids)),
@@ -72,9 +80,9 @@ def build(shape: str, owned: dict | None) -> tuple[StickyInput, PriorOwners]:
         member_data=data,
         wire_generation=gens,
         wire_owned={m: data[m].partitions for m in ids},
-        member_rack=dict.fromkeys(ids),
-        partition_racks={},
-        rack_aware=False,
+        member_rack={m: "abc"[i % 3] for i, m in enumerate(ids)} if racks else dict.fromkeys(ids),
+        partition_racks=dict.fromkeys(topics, everywhere) if racks else {},
+        rack_aware=racks,
     )
     prior = PriorOwners(
         {m: data[m].partitions for m in ids}, frozenset(), 1 if owned is not None else -1

@@ -20,7 +20,10 @@ Nothing here outlives one call of ``general_run``.
 from __future__ import annotations
 
 import heapq
+from itertools import chain
 from typing import Iterable, Sequence
+
+import numpy as np
 
 from ..javaorder import hashmap_capacity, spread, topic_partition_hash
 
@@ -240,19 +243,28 @@ class BalanceTracker:
     # -- per-topic part ---------------------------------------------------------------------
 
     def _build(self) -> None:
+        """Per-topic multisets from the current state, in bulk (one ``np.unique`` per multiset)."""
         self.built = True
         n = self.num_topics
-        self.holders: list[dict[int, int]] = [{} for _ in range(n)]
-        self.unsat: list[dict[int, int]] = [{} for _ in range(n)]
-        self.hold: dict[int, dict[int, int]] = {}
-        topic_of, counts = self.topic_of, self.counts
-        for i in self.members:
-            held: dict[int, int] = {}
-            for pid in self.lists[i]:
-                t = topic_of[pid]
-                held[t] = held.get(t, 0) + 1
-            self.hold[i] = held
-            self._attach(i, None)
+        members = np.asarray(self.members, dtype=np.int64)
+        counts = np.asarray(self.counts, dtype=np.int64)
+        lens = np.asarray([len(self.lists[i]) for i in self.members], dtype=np.int64)
+        pids = np.fromiter(chain.from_iterable(self.lists[i] for i in self.members), np.int64, int(lens.sum()))
+        topic_of = np.asarray(self.topic_of, dtype=np.int64)
+        # hold[i]: topic -> partitions of it held by member i
+        pairs, held = np.unique(np.repeat(members, lens) * n + topic_of[pids], return_counts=True)
+        pair_member, pair_topic = pairs // n, pairs % n
+        self.hold = {i: {} for i in self.members}
+        cuts = (np.flatnonzero(np.diff(pair_member)) + 1).tolist()
+        for lo, hi in zip([0] + cuts, cuts + [len(pairs)]):
+            if hi > lo:
+                self.hold[int(pair_member[lo])] = dict(zip(pair_topic[lo:hi].tolist(), held[lo:hi].tolist()))
+        self.holders = self._multisets(pair_topic, counts[pair_member])
+        # unsaturated subscribers (count != getMaxAssignmentSize) per subscribed topic
+        unsat = [i for i in self.members if self.counts[i] != self.max_assignment[i]]
+        sub_lens = [len(self.subscribed[i]) for i in unsat]
+        sub_topics = np.fromiter(chain.from_iterable(self.subscribed[i] for i in unsat), np.int64, sum(sub_lens))
+        self.unsat = self._multisets(sub_topics, np.repeat(counts[np.asarray(unsat, dtype=np.int64)], sub_lens))
         self.violating = 0
         self.viol = bytearray(n)
         for t in range(n):
@@ -260,37 +272,15 @@ class BalanceTracker:
                 self.viol[t] = 1
                 self.violating += 1
 
-    def _attach(self, i: int, touched: set[int] | None) -> None:
-        c = self.counts[i]
-        for t in self.hold[i]:
-            d = self.holders[t]
-            d[c] = d.get(c, 0) + 1
-        if c != self.max_assignment[i]:
-            for t in self.subscribed[i]:
-                d = self.unsat[t]
-                d[c] = d.get(c, 0) + 1
-            if touched is not None:
-                touched.update(self.subscribed[i])
-        if touched is not None:
-            touched.update(self.hold[i])
-
-    def _detach(self, i: int, touched: set[int]) -> None:
-        c = self.counts[i]
-        for t in self.hold[i]:
-            d = self.holders[t]
-            if d[c] == 1:
-                del d[c]
-            else:
-                d[c] -= 1
-        touched.update(self.hold[i])
-        if c != self.max_assignment[i]:
-            for t in self.subscribed[i]:
-                d = self.unsat[t]
-                if d[c] == 1:
-                    del d[c]
-                else:
-                    d[c] -= 1
-            touched.update(self.subscribed[i])
+    def _multisets(self, topics: np.ndarray, values: np.ndarray) -> list[dict[int, int]]:
+        """Per topic, a count -> multiplicity dict of ``values`` (``topics[k]`` owns ``values[k]``)."""
+        out: list[dict[int, int]] = [{} for _ in range(self.num_topics)]
+        if len(topics):
+            span = int(values.max()) + 1
+            keys, times = np.unique(topics * span + values, return_counts=True)
+            for key, k in zip(keys.tolist(), times.tolist()):
+                out[key // span][key % span] = k
+        return out
 
     def _violates(self, t: int) -> bool:
         h, u = self.holders[t], self.unsat[t]
@@ -312,25 +302,53 @@ class BalanceTracker:
             counts[old] -= 1
             counts[new] += 1
             return
-        touched: set[int] = set()
-        self._detach(old, touched)
-        self._detach(new, touched)
+        holders, unsat, hold, max_assignment = self.holders, self.unsat, self.hold, self.max_assignment
         t = self.topic_of[pid]
-        held = self.hold[old]
+        # the moved partition's topic: old may stop holding it, new may start
+        held = hold[old]
         if held[t] == 1:
             del held[t]
+            _remove(holders[t], counts[old])
         else:
             held[t] -= 1
-        held = self.hold[new]
-        held[t] = held.get(t, 0) + 1
-        self._hist_move(counts[old], counts[old] - 1)
-        self._hist_move(counts[new], counts[new] + 1)
-        counts[old] -= 1
-        counts[new] += 1
-        self._attach(old, touched)
-        self._attach(new, touched)
-        for t in touched:
-            v = self._violates(t)
-            if v != self.viol[t]:
-                self.viol[t] = v
+        held = hold[new]
+        if t in held:
+            held[t] += 1
+        else:
+            held[t] = 1
+            d = holders[t]
+            d[counts[new]] = d.get(counts[new], 0) + 1
+        touched = {t}
+        for x, delta in ((old, -1), (new, 1)):
+            c = counts[x]
+            c2 = c + delta
+            for u in hold[x]:
+                d = holders[u]
+                _remove(d, c)
+                d[c2] = d.get(c2, 0) + 1
+            touched.update(hold[x])
+            was, now = c != max_assignment[x], c2 != max_assignment[x]
+            if was or now:
+                for u in self.subscribed[x]:
+                    d = unsat[u]
+                    if was:
+                        _remove(d, c)
+                    if now:
+                        d[c2] = d.get(c2, 0) + 1
+                touched.update(self.subscribed[x])
+            self._hist_move(c, c2)
+            counts[x] = c2
+        viol = self.viol
+        for u in touched:
+            h, un = holders[u], unsat[u]
+            v = 1 if h and un and max(h) > min(un) + 1 else 0
+            if v != viol[u]:
+                viol[u] = v
                 self.violating += 1 if v else -1
+
+
+def _remove(d: dict[int, int], c: int) -> None:
+    if d[c] == 1:
+        del d[c]
+    else:
+        d[c] -= 1
