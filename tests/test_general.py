@@ -27,7 +27,7 @@ from stickyproof.assignors.general import GeneralRun, general_assign, general_ru
 from stickyproof.assignors.general_state import BalanceTracker, Movements
 from stickyproof.assignors.general_reference import reference_run
 from stickyproof.assignors.racks import use_rack_aware_assignment
-from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput, StickyResult
+from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
 from stickyproof.errors import AssignorFailure
 from stickyproof.javaorder import hashmap_order, java_string_key, topic_partition_hash
 from stickyproof.model import Scenario, TopicPartition, parse_json, scenario_from_dict

@@ -28,13 +28,13 @@ Speed: integer ids, one heap per class of members with equal subscriptions, an i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import bisect
 import heapq
 from collections import Counter
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
