@@ -393,9 +393,12 @@ def solve_cpsat(
         if hint_owner is None:
             hint_owner = expansion.owner
     else:
-        stage1, v1 = build(agg, BalanceSpec("minimise"))
-        if hint_owner is not None:
-            _add_hint(stage1, agg, v1, hint_owner)
+        try:
+            stage1, v1 = build(agg, BalanceSpec("minimise"))
+            if hint_owner is not None:
+                _add_hint(stage1, agg, v1, hint_owner)
+        except (ValueError, TypeError, OverflowError, RuntimeError) as exc:
+            raise SolverError(f"could not build the CP-SAT model: {exc}") from exc
         solver1, status1 = _run(stage1, remaining(), workers, seed, presolve=True)
         if status1 == "INFEASIBLE":  # cannot happen: every assignable partition has a subscriber
             raise SolverError("CP-SAT found C1-C2 infeasible: this is a bug")
@@ -410,9 +413,12 @@ def solve_cpsat(
         if hint_owner is None:
             hint_owner = read_owner(agg, v1, solver1)
 
-    cp, v = build(agg, spec)
-    if hint_owner is not None:
-        _add_hint(cp, agg, v, hint_owner)
+    try:
+        cp, v = build(agg, spec)
+        if hint_owner is not None:
+            _add_hint(cp, agg, v, hint_owner)
+    except (ValueError, TypeError, OverflowError, RuntimeError) as exc:
+        raise SolverError(f"could not build the CP-SAT model: {exc}") from exc
     solver, status = _run(cp, remaining(), workers, seed, presolve=False)
     if status == "INFEASIBLE":
         if balance == "uniform":
