@@ -353,3 +353,26 @@ def test_sweep_command_rejects_bad_arguments_before_starting_spark(tmp_path, cap
     assert "UnknownAssignor" in capsys.readouterr().err
     assert main(["sweep", "--groups", "3", "--space", "members=0", "--out", str(tmp_path / "o")]) == 2
     assert "InvalidSpace" in capsys.readouterr().err
+
+
+def test_map_groups_turns_crashes_and_misfit_rows_into_error_rows_of_that_group_only():
+    from stickyproof.sweep.job import _map_groups
+    from stickyproof.sweep.rows import RowParams
+
+    def rows_fn(seed, index, assignors, params):
+        if index == 2:
+            raise RuntimeError("boom")
+        rows = [empty_row(seed, index, a) for a in assignors]
+        for r in rows:
+            r["valid"] = "yes" if index == 4 else True  # index 4: a value that does not fit the schema
+        return rows
+
+    todo = {i: ("a", "b") for i in range(6) if i != 1}
+    fn = _map_groups(9, todo, RowParams(), rows_fn)
+    batch = pa.RecordBatch.from_pydict({"seed": [9] * 6, "index": list(range(6))})
+    out = pa.Table.from_batches(list(fn([batch]))).to_pylist()
+    assert [(r["index"], r["assignor"]) for r in out] == [(i, a) for i in (0, 2, 3, 4, 5) for a in ("a", "b")]
+    errors = {r["index"]: r["error"] for r in out if r["error"]}
+    assert sorted(errors) == [2, 4]
+    assert errors[2].startswith("row: RuntimeError: boom") and errors[4].startswith("row: ")
+    assert all(r["valid"] is True for r in out if r["index"] in (0, 3, 5))

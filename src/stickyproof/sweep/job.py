@@ -106,6 +106,11 @@ def _spark_schema() -> Any:
     return from_arrow_schema(arrow_schema())
 
 
+# Rows gathered before one Arrow batch is built and handed to Spark: building a batch and
+# crossing to the JVM cost ~1 ms each, as much as grading a small group, so not once per group.
+_BATCH_ROWS = 256
+
+
 def _map_groups(seed: int, todo: dict[int, tuple[str, ...]], params: RowParams, row_fn: RowFn) -> Callable:
     """The function ``mapInArrow`` runs on the executors: grade the groups of each incoming batch."""
 
@@ -113,18 +118,42 @@ def _map_groups(seed: int, todo: dict[int, tuple[str, ...]], params: RowParams, 
         import pyarrow as pa
 
         schema = arrow_schema()
+        pending: list[tuple[int, int, tuple[str, ...], list[dict[str, Any]]]] = []
+
+        def flush() -> Any:
+            rows = [r for *_, group in pending for r in group]
+            try:
+                out = pa.RecordBatch.from_pylist(rows, schema=schema)
+            except Exception:  # noqa: BLE001 - some group's rows do not fit: find it, make it error rows
+                parts = []
+                for s, index, assignors, group in pending:
+                    try:
+                        parts.append(pa.RecordBatch.from_pylist(group, schema=schema))
+                    except Exception as exc:  # noqa: BLE001
+                        error = error_text("row", exc)
+                        parts.append(pa.RecordBatch.from_pylist([error_row(s, index, a, error) for a in assignors], schema=schema))
+                out = pa.Table.from_batches(parts, schema=schema).combine_chunks().to_batches()[0]
+            pending.clear()
+            return out
+
+        size = 0
         for batch in batches:
             for s, index in zip(batch.column("seed").to_pylist(), batch.column("index").to_pylist()):
                 assignors = todo.get(index)
                 if not assignors:
                     continue
                 try:
-                    out = pa.RecordBatch.from_pylist(row_fn(s, index, assignors, params), schema=schema)
+                    group = list(row_fn(s, index, assignors, params))
                 except Exception as exc:  # noqa: BLE001 - a crash is a row, never a failed job
                     error = error_text("row", exc)
-                    out = pa.RecordBatch.from_pylist([error_row(s, index, a, error) for a in assignors], schema=schema)
-                if out.num_rows:
-                    yield out
+                    group = [error_row(s, index, a, error) for a in assignors]
+                pending.append((s, index, assignors, group))
+                size += len(group)
+                if size >= _BATCH_ROWS:
+                    yield flush()
+                    size = 0
+        if pending:
+            yield flush()
 
     return grade_batches
 
