@@ -227,3 +227,9 @@ def test_dump_json_is_valid_json_with_scalar_lists_on_one_line():
     text = dump_json(doc)
     assert json.loads(text) == doc
     assert '"t": [0, 1, 2]' in text
+
+
+def test_expect_key_of_regression_files_is_read_and_ignored():
+    doc = {**copy.deepcopy(EXAMPLE), "expect": {"assignor": "sticky", "mechanism": "..."}}
+    assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
+    assert "expect" not in scenario_to_dict(scenario_from_dict(doc))

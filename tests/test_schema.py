@@ -55,3 +55,14 @@ def test_assignment_schema_matches_reader():
         jsonschema.validate(bad, ASSIGNMENT_SCHEMA)
     with pytest.raises(InvalidScenario):
         assignment_from_dict(bad)
+
+
+def test_every_regression_and_kafka_case_file_is_valid_under_the_schema():
+    root = Path(__file__).resolve().parent
+    files = sorted((root / "regressions").glob("*.json")) + sorted((root / "kafka_cases").glob("*.json"))
+    assert files
+    validator = jsonschema.Draft202012Validator(SCENARIO_SCHEMA)
+    for f in files:
+        doc = json.loads(f.read_text())
+        errors = [e.message for e in validator.iter_errors(doc)]
+        assert not errors, f"{f.name}: {errors[:3]}"

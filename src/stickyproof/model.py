@@ -266,7 +266,9 @@ def _member_from_json(raw: Any, path: str) -> Member:
 def scenario_from_dict(doc: Any) -> Scenario:
     """Read a scenario document, enforcing every rule of SCENARIO_FORMAT.md."""
     _expect(doc, Mapping, "", "a JSON object")
-    _check_keys(doc, ("format", "name", "protocol", "topics", "members"), "")
+    # "expect" is the one extension: regression and Kafka-case files carry the outcome expected of
+    # them beside the scenario (tests/regressions/README.md), and every command reads them as is.
+    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect"), "")
     fmt = _require(doc, "format", "")
     if fmt != SCENARIO_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
