@@ -475,6 +475,122 @@ def _add_solve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_solve)
 
 
+# ------------------------------------------------------------------------------------------
+# hunt (Hypothesis search for a failing group, shrunk; stickyproof.hunt)
+
+
+def _cmd_hunt(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .hunt import hunt, regression_document, regression_name
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def progress(p: Any) -> None:
+        if not tasks:
+            bar.start()
+        if p.phase not in tasks:
+            label = f"hunting {args.assignor}" if p.phase == "search" else f"shrinking ({p.failure})"
+            tasks[p.phase] = bar.add_task(label, total=p.total, note="")
+        worst = "-" if p.worst_stickiness is None else f"{p.worst_stickiness:.3f}"
+        note = f"worst stickiness {worst}"
+        if p.phase == "shrink":
+            note = f"{p.members} members, {p.partitions} partitions"
+        bar.update(tasks[p.phase], completed=p.done, total=p.total, note=note)
+
+    try:
+        result = hunt(
+            args.assignor,
+            examples=args.examples,
+            seed=args.seed,
+            space=args.space or (),
+            min_stickiness=args.min_stickiness,
+            time_limit=args.time_limit,
+            balance=args.balance,
+            progress=progress,
+        )
+    finally:
+        if tasks:
+            bar.stop()
+    saved = None
+    if result.finding is not None and args.save:
+        out = Path(args.save)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            saved = out / f"{regression_name(result)}.json"
+            saved.write_text(dump_json(regression_document(result)) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InvalidScenario("", f"{args.save}: cannot write the regression file ({exc.strerror or exc})") from exc
+    if args.json:
+        doc = result.to_dict()
+        doc["saved"] = None if saved is None else str(saved)
+        print_json(doc)
+        return 1 if result.found else 0
+    worst = "none graded" if result.worst_stickiness is None else f"{result.worst_stickiness:.4f}"
+    if result.finding is None:
+        print(
+            f"no failure: {result.assignor} passed {result.tried} examples (seed {result.seed}); "
+            f"worst stickiness seen {worst}; {result.seconds:.1f} s"
+        )
+        return 0
+    f = result.finding
+    size = f.to_dict()["size"]
+    print(
+        f"FAILED {f.failure}: {result.assignor} after {result.tried} examples (seed {result.seed}); "
+        f"shrunk to {size['members']} members, {size['partitions']} partitions, {size['claims']} claims "
+        f"in {f.shrink_evaluations} evaluations"
+    )
+    print(f"violated: {', '.join(f.failures)}")
+    print("witness: " + json.dumps(f.to_dict()["witness"], sort_keys=True))
+    print("minimal scenario:")
+    print_json(f.to_dict()["scenario"])
+    if saved is not None:
+        print(f"saved: {saved}")
+    print(f"repeat: {result.command()}")
+    return 1
+
+
+def _add_hunt(sub: argparse._SubParsersAction) -> None:
+    from .hunt import DEFAULT_EXAMPLES, DEFAULT_TIME_LIMIT
+
+    p = sub.add_parser(
+        "hunt",
+        help="search generated groups for one the assignor gets wrong, shrink it, save it as a regression",
+        description="Hypothesis draws groups from the scenario space and grades the assignor on each through the "
+        "leader path; the first group on which it breaks an invariant, raises, runs past the time limit or keeps "
+        "less than --min-stickiness of the optimal stickiness is shrunk by delta debugging and printed with the "
+        "violated invariant and the oracle's witness. The same --seed gives the same hunt. Exit 1 when a failure "
+        "was found, 0 when every example passed, 2 on bad input.",
+    )
+    p.add_argument("--assignor", required=True, metavar="NAME",
+                   help="a built-in assignor (see 'stickyproof assignors') or module.path:callable")
+    p.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
+                   help=f"groups to draw at most (default {DEFAULT_EXAMPLES})")
+    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    p.add_argument("--space", nargs="+", action="extend", metavar="KNOB=VALUE",
+                   help="restrict the scenario space, e.g. members=2..6 versions=3,2 (repeatable)")
+    p.add_argument("--min-stickiness", type=float, default=None, metavar="R",
+                   help="also fail when the assignor keeps less than R (0..1) of the optimal stickiness")
+    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="S",
+                   help=f"seconds one assignor call may take (default {DEFAULT_TIME_LIMIT:g})")
+    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
+                   help="balance mode for the imbalance invariant (default: uniform on equal subscriptions, else global)")
+    p.add_argument("--save", metavar="DIR",
+                   help="write the shrunk group as a regression file (tests/regressions/README.md format) into DIR")
+    p.add_argument("--json", action="store_true", help="print the hunt result as JSON")
+    p.set_defaults(func=_cmd_hunt)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     _add_scenarios,
@@ -486,6 +602,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_assignors,
     _add_simulate,
     _add_solve,
+    _add_hunt,
 ]
 
 
