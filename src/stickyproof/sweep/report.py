@@ -181,7 +181,7 @@ def write_report(out: SweepDir, summary: Summary, frame: Any, cases: Sequence[Tr
     parts.append("<h2>Triage</h2>")
     parts.append(
         "<p>Failing rows grouped by signature (assignor, failure, scenario class); the smallest case of each "
-        "signature shrunk by greedy delta debugging while the same signature still fails. The files listed "
+        "signature shrunk by delta debugging (the hunt's shrinker) while the same signature still fails. The files listed "
         "under <code>failures/</code> hold every failing row's full scenario.</p>"
     )
     parts.append(_triage_table(cases))

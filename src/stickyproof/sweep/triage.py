@@ -8,8 +8,9 @@ smallest failing scenario (fewest partitions, then members) is shrunk by greedy 
 first, keeping a removal whenever the same signature still fails. The result goes to
 ``DIR/triage/<signature>.json`` with the command that replays it.
 
-The shrinker here is the sweep's own small one. The hunt (``stickyproof.hunt``, written later by
-another engineer) is meant to own shrinking; when it lands, ``shrink`` should delegate to it.
+``shrink`` delegates to the hunt's deterministic delta debugging (``stickyproof.hunt.shrink_search``),
+which also plainer-izes values (renames members, compacts claims); ``greedy_shrink`` is the
+sweep's own smaller fallback for an installation without the hunt.
 Shrinking re-grades every candidate, so it is bounded by a count of evaluations per signature
 (deterministic) and a wall-clock budget for the whole triage (a case stopped by the clock says so).
 """
@@ -27,7 +28,7 @@ from ..model import Member, Scenario, dump_json, scenario_from_dict, scenario_to
 from .rows import INVARIANTS, RowParams, grade_row
 from .store import SweepDir, _write_atomic, failure_file_name, read_table
 
-__all__ = ["Signature", "TriageCase", "signatures_of", "shrink", "triage"]
+__all__ = ["Signature", "TriageCase", "signatures_of", "shrink", "greedy_shrink", "triage"]
 
 MAX_EVALUATIONS = 150
 MAX_SIGNATURES = 24
@@ -170,6 +171,23 @@ def _candidates(s: Scenario) -> Iterable[Scenario]:
 
 
 def shrink(
+    scenario: Scenario,
+    still_fails: Callable[[Scenario], bool],
+    *,
+    max_evaluations: int = MAX_EVALUATIONS,
+    deadline: float | None = None,
+) -> tuple[Scenario, int, bool]:
+    """The hunt's delta debugging (``stickyproof.hunt.shrink_search``) when it is installed, else
+    the sweep's own greedy one; returns (smallest failing scenario, evaluations, stopped by deadline)."""
+    try:
+        from ..hunt import shrink_search
+    except ImportError:
+        return greedy_shrink(scenario, still_fails, max_evaluations=max_evaluations, deadline=deadline)
+    result = shrink_search(scenario, still_fails, max_evaluations=max_evaluations, deadline=deadline)
+    return result.scenario, result.evaluations, result.stopped_by == "deadline"
+
+
+def greedy_shrink(
     scenario: Scenario,
     still_fails: Callable[[Scenario], bool],
     *,
