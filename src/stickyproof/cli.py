@@ -542,6 +542,11 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
             f"no failure: {result.assignor} passed {result.tried} examples (seed {result.seed}); "
             f"worst stickiness seen {worst}; {result.seconds:.1f} s"
         )
+        if result.tried < result.examples:
+            print(
+                f"note: Hypothesis stopped after {result.tried} of {result.examples} examples: most groups it drew "
+                "were left out (cooperative groups with v0 claims, see stickyproof.hunt.claims_invisible)"
+            )
         return 0
     f = result.finding
     size = f.to_dict()["size"]

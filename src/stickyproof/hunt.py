@@ -44,6 +44,7 @@ from .scenarios.space import InvalidSpace, Space
 
 __all__ = [
     "FAILURE_KINDS",
+    "AssignorTimeLimit",
     "Verdict",
     "Finding",
     "HuntProgress",
@@ -106,7 +107,7 @@ class Verdict:
         return self.failures[0] if self.failures else None
 
 
-class _TimeLimit(AssignorFailure):
+class AssignorTimeLimit(AssignorFailure):
     """The assignor did not return within the hunt's time limit (its thread is abandoned)."""
 
 
@@ -131,7 +132,7 @@ def _call_with_limit(fn: Callable[[], Any], limit: float | None) -> Any:
     worker.start()
     worker.join(limit)
     if worker.is_alive():
-        raise _TimeLimit(f"the assignor ran past the time limit of {limit:g} s (stopped waiting after {time.perf_counter() - started:.2f} s)")
+        raise AssignorTimeLimit(f"the assignor ran past the time limit of {limit:g} s (stopped waiting after {time.perf_counter() - started:.2f} s)")
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -173,7 +174,7 @@ def judge(
     error = getattr(g, "error", None)
     if error:
         exc = raised[0] if raised else None
-        kind = "time-limit" if isinstance(exc, _TimeLimit) else "error"
+        kind = "time-limit" if isinstance(exc, AssignorTimeLimit) else "error"
         failures.append(kind)
         witnesses[kind] = {"message": str(error), **_exception_fields(exc)}
     for v in getattr(g, "violations", ()) or ():
@@ -733,6 +734,7 @@ def _search(
     the first failing group (no Hypothesis shrinking: ``shrink`` does that, for any source)."""
     from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings, target
     from hypothesis import seed as hypothesis_seed
+    from hypothesis.errors import Unsatisfiable
 
     state = _SearchState()
 
@@ -769,6 +771,12 @@ def _search(
         search()
     except _Found:
         pass
+    except Unsatisfiable as exc:
+        raise InvalidSpace(
+            "space",
+            "Hypothesis could not draw a group the hunt can judge from this space (every draw was a cooperative "
+            "group with v0 claims, which no assignor can see: see claims_invisible)",
+        ) from exc
     except BaseException as exc:
         # Hypothesis wraps several failures in an ExceptionGroup; ours is the only kind raised.
         inner = getattr(exc, "exceptions", None)
