@@ -404,5 +404,7 @@ class MemberProcess:
         self.stop_reason = reason
 
     def crash(self) -> None:
+        """The process dies: it sends nothing, and a dead process consumes and owns nothing."""
         self.state = STOPPED
         self.stop_reason = "crashed"
+        self.owned = set()

@@ -391,9 +391,11 @@ class Simulation:
         the coordinator's members exactly the running members."""
         co = self.coordinator
         t = self.now - 1
+        running = [p for p in self.processes.values() if p.running]
+        if not running and not co.members:
+            return True  # everyone left: an empty group is at rest
         if co.state != GROUP_STABLE:
             return False
-        running = [p for p in self.processes.values() if p.running]
         ids = set()
         for p in running:
             if p.stalled(t) or p.state != STABLE or p.rejoin_needed or p.returning or p.rejoin_reason(self):
