@@ -1,0 +1,288 @@
+"""One grade per scenario x assignor: validity, balance per mode, stickiness against the proven optimum.
+
+The grader never imports the assignors or the leader (ARCHITECTURE.md): it receives ``run``, a
+callable ``Scenario -> Assignment``, from outside (the CLI and the sweep pass the leader path).
+
+Measures (models/invariants.md §3):
+
+- ``violations``: ``check_assignment`` on the *truth* scenario (the members' stated owned partitions
+  and generations): an assignor that cannot see a v0 member's claims still breaks cooperative
+  safety in the real group. Plus the two run invariants, which need ``run``:
+  ``nondeterministic`` (the same input twice gives two answers) and ``unstable`` (fed its own
+  converged output as every member's owned partitions at the next generation, with no membership
+  change, the assignor moves something).
+- ``balanced``: per mode (``uniform`` only when all subscriptions are equal, else None), judged on
+  the converged assignment: a cooperative round withholding partitions is replayed (owned = the
+  round's result, next generation, at most 4 follow-ups, as Kafka's tests do, R40) before balance
+  is judged. Without ``run`` a round with pending revocations leaves balance undecided (None).
+- ``kept``: partitions of the (round-1) assignment held by their retainable claimant in the truth.
+- ``optimal_kept``: the certified flow optimum's kept over the ``view`` (what the assignor's leader
+  decoded); ``optimal_kept_truth``: the same over the truth. Their difference is what the wire
+  version hides. ``stickiness`` = kept / optimal_kept (1.0 when the optimum keeps nothing); above
+  1 means the assignment kept more than any balance-optimal one could with the assignor's
+  knowledge (by luck on claims it could not see, or by being less balanced).
+  ``stickiness_truth`` = kept / optimal_kept_truth: the same against everything the members knew
+  (under EAGER, range, roundrobin and cooperative-sticky see no claims at all, R35, so their view
+  ratio is 1.0 by definition and this one is the informative figure).
+- ``moved``: partitions with a current owner (unique highest-generation claimant, truth) that the
+  round does not leave with that owner (reassigned or withheld for revocation).
+- ``proven``: both optima were proven by the flow's checked certificate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from ..model import Assignment, Member, Scenario, TopicPartition, assignment_to_dict
+from .claims import current_owners, retainable_claims
+from .invariants import Violation, check_assignment, default_balance, subscriptions_equal
+
+__all__ = ["Grade", "grade", "MAX_FOLLOW_UPS"]
+
+MAX_FOLLOW_UPS = 4
+"""Cooperative follow-up rounds replayed before balance is judged (Kafka's tests replay at most 4)."""
+
+Run = Callable[[Scenario], Assignment]
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The verdict on one assignor (or one given assignment) for one scenario."""
+
+    assignor: str
+    valid: bool
+    violations: tuple[Violation, ...]
+    balanced: Mapping[str, bool | None]
+    kept: int | None
+    optimal_kept: int | None
+    optimal_kept_truth: int | None
+    proven: bool
+    stickiness: float | None
+    moved: int | None
+    assign_seconds: float | None
+    solve_seconds: float | None
+    error: str | None = None
+    stickiness_truth: float | None = None
+    follow_ups: int = 0
+    deferred: tuple[str, ...] = field(default=())
+
+    def violated(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for v in self.violations:
+            seen.setdefault(v.invariant)
+        return tuple(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "assignor": self.assignor,
+            "valid": self.valid,
+            "violations": [v.to_dict() for v in self.violations],
+            "balanced": dict(self.balanced),
+            "kept": self.kept,
+            "optimal_kept": self.optimal_kept,
+            "optimal_kept_truth": self.optimal_kept_truth,
+            "proven": self.proven,
+            "stickiness": None if self.stickiness is None else round(self.stickiness, 6),
+            "moved": self.moved,
+            "assign_seconds": None if self.assign_seconds is None else round(self.assign_seconds, 6),
+            "solve_seconds": None if self.solve_seconds is None else round(self.solve_seconds, 6),
+            "error": self.error,
+            "stickiness_truth": None if self.stickiness_truth is None else round(self.stickiness_truth, 6),
+            "follow_ups": self.follow_ups,
+            "deferred": list(self.deferred),
+        }
+
+
+def grade(
+    scenario: Scenario,
+    *,
+    run: Run | None = None,
+    assignment: Assignment | None = None,
+    view: Scenario | None = None,
+    assignor: str = "",
+    time_limit: float | None = None,
+    balance: str | None = None,
+) -> Grade:
+    """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``.
+
+    ``view``: the scenario as the assignor's leader decoded it (default: the scenario itself).
+    ``time_limit``: seconds allowed to each Z3 query of the invariant check.
+    ``balance``: the mode ``valid`` is judged by (None: uniform on equal subscriptions, else global);
+    ``balanced`` reports every mode regardless.
+    """
+    if (run is None) == (assignment is None):
+        raise TypeError("grade needs exactly one of run= or assignment=")
+    mode = balance or default_balance(scenario)
+    assign_seconds = None
+    if run is not None:
+        start = time.perf_counter()
+        try:
+            assignment = run(scenario)
+        except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
+            return _failed(assignor, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+        assign_seconds = time.perf_counter() - start
+    assert assignment is not None
+
+    cooperative = scenario.protocol == "cooperative"
+    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, timeout=time_limit)
+    violations = list(check.violations)
+
+    # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
+    settled, follow_ups, settle_error = _settle(scenario, assignment, run)
+    balanced, deferred = _balanced(scenario, settled, cooperative, time_limit)
+    if settle_error:
+        violations.append(Violation("unstable", {"round": follow_ups + 1, "error": settle_error}))
+    elif settled.revoking and any(settled.revoking.values()):
+        violations.append(Violation("unstable", {"rounds": follow_ups, "still_revoking": _tps(settled.revoking)}))
+    if "imbalance" in check.deferred and balanced.get(mode) is False:
+        violations.append(Violation("imbalance", {"mode": mode, "after_follow_ups": follow_ups, "loads": settled.loads()}))
+
+    if run is not None and not settle_error:
+        violations.extend(_run_invariants(scenario, assignment, settled, run))
+
+    solve_start = time.perf_counter()
+    from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
+
+    truth_opt = solve_flow(scenario, balance="global")
+    view_opt = truth_opt if view is None or view == scenario else solve_flow(view, balance="global")
+    solve_seconds = time.perf_counter() - solve_start
+
+    kept = _kept(scenario, assignment)
+    optimal_kept = view_opt.kept
+    stickiness = _ratio(kept, optimal_kept)
+    return Grade(
+        assignor=assignor,
+        valid=not violations,
+        violations=tuple(violations),
+        balanced=balanced,
+        kept=kept,
+        optimal_kept=optimal_kept,
+        optimal_kept_truth=truth_opt.kept,
+        proven=bool(truth_opt.proven and view_opt.proven),
+        stickiness=stickiness,
+        moved=_moved(scenario, assignment),
+        assign_seconds=assign_seconds,
+        solve_seconds=solve_seconds,
+        stickiness_truth=_ratio(kept, truth_opt.kept),
+        follow_ups=follow_ups,
+        deferred=tuple(d for d in check.deferred if balanced.get(mode) is None),
+    )
+
+
+def _ratio(kept: int, optimum: int | None) -> float | None:
+    """kept / optimum; 1.0 when the optimum keeps nothing (nothing could be kept with that knowledge)."""
+    if optimum is None:
+        return None
+    return 1.0 if optimum == 0 else kept / optimum
+
+
+def _failed(assignor: str, error: str, seconds: float) -> Grade:
+    return Grade(
+        assignor=assignor, valid=False, violations=(), balanced={"uniform": None, "global": None, "kafka": None},
+        kept=None, optimal_kept=None, optimal_kept_truth=None, proven=False, stickiness=None, moved=None,
+        assign_seconds=seconds, solve_seconds=None, error=error,
+    )
+
+
+def next_generation(scenario: Scenario, assignment: Assignment) -> Scenario:
+    """The same group one rebalance later: every member owns what it was assigned, at generation max + 1.
+
+    Members keep their versions, racks and subscriptions; metadata is unchanged (no event), so an
+    assignor owes the same answer back (stability) or, in a cooperative round, hands out what was withheld.
+    """
+    generation = max([m.generation for m in scenario.members] + [0]) + 1
+    members = tuple(
+        replace(m, owned=tuple(assignment.assignment.get(m.id, ())), generation=generation) for m in scenario.members
+    )
+    return replace(scenario, members=members)
+
+
+def _settle(scenario: Scenario, assignment: Assignment, run: Run | None) -> tuple[Assignment, int, str | None]:
+    """Replay cooperative follow-up rounds until nothing is withheld (at most MAX_FOLLOW_UPS)."""
+    current, state, rounds = assignment, scenario, 0
+    while run is not None and current.revoking and any(current.revoking.values()) and rounds < MAX_FOLLOW_UPS:
+        state = next_generation(state, current)
+        try:
+            current = run(state)
+        except Exception as exc:
+            return current, rounds, f"{type(exc).__name__}: {exc}"
+        rounds += 1
+    return current, rounds, None
+
+
+def _balanced(
+    scenario: Scenario, settled: Assignment, cooperative: bool, time_limit: float | None
+) -> tuple[dict[str, bool | None], tuple[str, ...]]:
+    pending = bool(settled.revoking and any(settled.revoking.values()))
+    out: dict[str, bool | None] = {}
+    for mode in ("uniform", "global", "kafka"):
+        if mode == "uniform" and not subscriptions_equal(scenario):
+            out[mode] = None
+            continue
+        if pending:
+            out[mode] = None
+            continue
+        # The settled assignment withholds nothing, so it is judged as an eager one.
+        result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",), timeout=time_limit)
+        out[mode] = not result.violations
+    return out, ("imbalance",) if pending else ()
+
+
+def _run_invariants(scenario: Scenario, first: Assignment, settled: Assignment, run: Run) -> list[Violation]:
+    found: list[Violation] = []
+    try:
+        again = run(scenario)
+    except Exception as exc:
+        return [Violation("nondeterministic", {"second_run_error": f"{type(exc).__name__}: {exc}"})]
+    diff = _first_difference(first, again)
+    if diff is not None:
+        found.append(Violation("nondeterministic", diff))
+    try:
+        following = run(next_generation(scenario, settled))
+    except Exception as exc:
+        return found + [Violation("unstable", {"error": f"{type(exc).__name__}: {exc}"})]
+    diff = _first_difference(settled, following)
+    if diff is not None:
+        found.append(Violation("unstable", diff))
+    return found
+
+
+def _first_difference(a: Assignment, b: Assignment) -> dict[str, Any] | None:
+    """The first partition (sorted) whose holder or withholding differs between two answers, or None."""
+
+    def where(x: Assignment) -> dict[TopicPartition, tuple[str, ...]]:
+        out: dict[TopicPartition, list[str]] = {}
+        for m, tps in x.assignment.items():
+            for tp in tps:
+                out.setdefault(tp, []).append(m)
+        for m, tps in (x.revoking or {}).items():
+            for tp in tps:
+                out.setdefault(tp, []).append(f"revoking:{m}")
+        return {tp: tuple(sorted(v)) for tp, v in out.items()}
+
+    wa, wb = where(a), where(b)
+    for tp in sorted(set(wa) | set(wb)):
+        if wa.get(tp) != wb.get(tp):
+            return {"partition": [tp.topic, tp.partition], "first": list(wa.get(tp, ())), "second": list(wb.get(tp, ()))}
+    return None
+
+
+def _kept(scenario: Scenario, assignment: Assignment) -> int:
+    """Distinct partitions held by their retainable claimant (a partition listed twice counts once)."""
+    keep = retainable_claims(scenario)
+    return len({tp for m, tps in assignment.assignment.items() for tp in tps if keep.get(tp) == m})
+
+
+def _moved(scenario: Scenario, assignment: Assignment) -> int:
+    owners = current_owners(scenario)
+    holders: dict[TopicPartition, set[str]] = {}
+    for m, tps in assignment.assignment.items():
+        for tp in tps:
+            holders.setdefault(tp, set()).add(m)
+    return sum(1 for tp, owner in owners.items() if owner not in holders.get(tp, ()))
+
+
+def _tps(by_member: Mapping[str, Any]) -> dict[str, Any]:
+    return assignment_to_dict(Assignment({}, {m: tuple(v) for m, v in by_member.items()}))["revoking"]

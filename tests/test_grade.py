@@ -1,0 +1,128 @@
+"""The grader: one verdict per scenario x assignor, failures recorded, run invariants judged."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from stickyproof.model import Assignment, TopicPartition, scenario_from_dict
+from stickyproof.oracle.grade import grade, next_generation
+
+T = lambda p: TopicPartition("t", p)  # noqa: E731
+
+
+def scenario(protocol="eager", owned=None, generation=1):
+    owned = owned or {}
+    return scenario_from_dict({
+        "format": "stickyproof.scenario/1", "protocol": protocol, "topics": {"t": 4},
+        "members": [{"id": m, "topics": ["t"], "owned": {"t": owned.get(m, [])}, "generation": generation}
+                    for m in ("a", "b")] if owned else
+                   [{"id": m, "topics": ["t"]} for m in ("a", "b")],
+    })
+
+
+def sticky_run(s):
+    """A correct sticky assignor for one topic over a, b: keep what you own, fill to 2 each."""
+    held = {m.id: [tp for tp in m.owned if tp.partition < 4][:2] for m in s.members}
+    free = [T(p) for p in range(4) if all(T(p) not in v for v in held.values())]
+    for m in ("a", "b"):
+        while len(held[m]) < 2:
+            held[m].append(free.pop(0))
+    return Assignment({m: tuple(v) for m, v in held.items()})
+
+
+def test_a_correct_sticky_run_is_valid_balanced_and_fully_sticky():
+    s = scenario(owned={"a": [0, 1], "b": [2]})
+    g = grade(s, run=sticky_run, assignor="toy")
+    assert g.valid and g.violations == () and g.error is None
+    assert g.balanced == {"uniform": True, "global": True, "kafka": True}
+    assert (g.kept, g.optimal_kept, g.optimal_kept_truth, g.stickiness, g.moved) == (3, 3, 3, 1.0, 0)
+    assert g.proven
+
+
+def test_an_assignor_that_raises_is_recorded_not_raised():
+    def boom(s):
+        raise RuntimeError("java.lang.IllegalStateException: No more unfilled consumers")
+
+    g = grade(scenario(), run=boom, assignor="boom")
+    assert not g.valid and "IllegalStateException" in g.error
+    assert g.kept is None and g.stickiness is None
+
+
+def test_nondeterministic_run_is_caught_with_the_differing_partition():
+    calls = itertools.count()
+
+    def flaky(s):
+        first = next(calls) % 2 == 0
+        a, b = ((0, 1), (2, 3)) if first else ((2, 3), (0, 1))
+        return Assignment({"a": tuple(map(T, a)), "b": tuple(map(T, b))})
+
+    g = grade(scenario(), run=flaky)
+    assert "nondeterministic" in g.violated()
+    witness = next(v.witness for v in g.violations if v.invariant == "nondeterministic")
+    assert witness["partition"] == ["t", 0] and witness["first"] != witness["second"]
+
+
+def test_unstable_run_moves_its_own_output():
+    def ignores_ownership_when_owned(s):
+        if any(m.owned for m in s.members):  # swaps everything once it has an assignment to keep
+            return Assignment({"a": (T(2), T(3)), "b": (T(0), T(1))})
+        return Assignment({"a": (T(0), T(1)), "b": (T(2), T(3))})
+
+    g = grade(scenario(), run=ignores_ownership_when_owned)
+    assert g.violated() == ("unstable",)
+
+
+def test_given_assignment_with_a_duplicate_is_invalid_and_kept_counts_distinct():
+    s = scenario(owned={"a": [0, 1], "b": [2, 3]})
+    dup = Assignment({"a": (T(0), T(1), T(2)), "b": (T(2), T(3))})
+    g = grade(s, assignment=dup)
+    assert "duplicate" in g.violated()
+    assert g.kept == 4  # t-2 stays with b; a's extra listing of it is not a second keep
+
+
+def test_cooperative_round_is_settled_before_balance_is_judged():
+    s = scenario("cooperative", owned={"a": [0, 1, 2, 3]})
+
+    def cooperative(sc):
+        owned = {m.id: set(m.owned) for m in sc.members}
+        if len(owned["a"]) == 4:  # round 1: a gives up t-2, t-3 and nobody gets them yet
+            return Assignment({"a": (T(0), T(1)), "b": ()}, {"a": (T(2), T(3))})
+        return Assignment({"a": (T(0), T(1)), "b": (T(2), T(3))})
+
+    g = grade(s, run=cooperative)
+    assert g.valid, g.violations
+    assert g.follow_ups == 1 and g.balanced["global"] is True
+    assert g.moved == 2 and g.kept == 2
+
+
+def test_cooperative_round_that_never_converges_is_unstable():
+    s = scenario("cooperative", owned={"a": [0, 1, 2, 3]})
+
+    def stuck(sc):  # withholds t-3 in every round: the follow-up never hands it out
+        return Assignment({"a": (T(0), T(1)), "b": (T(2),)}, {"a": (T(3),)})
+
+    g = grade(s, run=stuck)
+    assert "unstable" in g.violated()
+
+
+def test_next_generation_hands_everyone_its_assignment_one_generation_later():
+    s = scenario(owned={"a": [0]}, generation=4)
+    nxt = next_generation(s, Assignment({"a": (T(1),), "b": (T(0),)}))
+    assert [(m.id, m.owned, m.generation) for m in nxt.members] == [("a", (T(1),), 5), ("b", (T(0),), 5)]
+
+
+def test_exactly_one_of_run_or_assignment():
+    with pytest.raises(TypeError):
+        grade(scenario())
+
+
+def test_view_optimum_is_what_the_assignor_could_know():
+    # The view hides a's claims (as a v0 member's are hidden from cooperative-sticky): the view optimum
+    # keeps nothing, the truth optimum keeps a's two partitions.
+    truth = scenario(owned={"a": [0, 1]})
+    view = scenario()
+    g = grade(truth, run=lambda s: Assignment({"a": (T(2), T(3)), "b": (T(0), T(1))}), view=view)
+    assert (g.optimal_kept, g.optimal_kept_truth, g.kept) == (0, 2, 0)
+    assert g.stickiness == 1.0 and g.stickiness_truth == 0.0
