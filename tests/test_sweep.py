@@ -266,10 +266,10 @@ def standalone_master(tmp_path):
 def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
     out = tmp_path / "run"
     done = subprocess.run(
-        [PYTHON, str(_driver(tmp_path)), str(out), standalone_master, "0", "8"],
+        [PYTHON, str(_driver(tmp_path)), str(out), standalone_master, "0", "4"],
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "ROWS 8" in done.stdout
+    assert "ROWS 4" in done.stdout
     ks = keys(out)
-    assert sorted(ks) == [(3, i, "a") for i in range(8)]
+    assert sorted(ks) == [(3, i, "a") for i in range(4)]
