@@ -233,3 +233,8 @@ def test_expect_key_of_regression_files_is_read_and_ignored():
     doc = {**copy.deepcopy(EXAMPLE), "expect": {"assignor": "sticky", "mechanism": "..."}}
     assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
     assert "expect" not in scenario_to_dict(scenario_from_dict(doc))
+
+
+def test_assignment_may_list_a_partition_twice_so_the_check_can_report_it():
+    doc = {"format": "stickyproof.assignment/1", "assignment": {"c1": {"t": [1, 1]}}}
+    assert assignment_from_dict(doc).assignment["c1"] == (TopicPartition("t", 1), TopicPartition("t", 1))

@@ -596,6 +596,80 @@ def _add_hunt(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_hunt)
 
 
+# ------------------------------------------------------------------------------------------
+# check, grade
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .model import load_assignment
+    from .oracle.invariants import check_assignment
+
+    scenario = load_scenario_ref(args.scenario)
+    result = check_assignment(scenario, load_assignment(args.assignment), balance=args.balance)
+    doc = result.to_dict()
+    print_json({"valid": doc["valid"], "violations": doc["violations"], "balance": doc["balance"],
+                "cooperative": doc["cooperative"], "deferred": doc["deferred"]})
+    return 0 if result.valid else 1
+
+
+def _add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="check an assignment against every invariant (Z3), with a witness per violation",
+        description="Check ASSIGNMENT against SCENARIO: every subscribed partition assigned exactly once (cooperative: "
+        "across assignment and revoking), only to subscribers, only existing partitions, balance per mode, cooperative "
+        "safety, revoking lists only claimed partitions (models/invariants.md). Prints {valid, violations: [{invariant, "
+        "witness}]}; exit 1 when any invariant fails.",
+    )
+    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("assignment", help="assignment document (stickyproof.assignment/1)")
+    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
+                   help="balance mode (default: uniform when all subscriptions are equal, else global)")
+    p.set_defaults(func=_cmd_check)
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    from .oracle.grade import grade
+
+    scenario = load_scenario_ref(args.scenario)
+    if args.assignment:
+        from .model import load_assignment
+
+        g = grade(scenario, assignment=load_assignment(args.assignment), assignor=args.assignment,
+                  time_limit=args.time_limit, balance=args.balance)
+    else:
+        from .assignors.registry import get_assignor
+        from .leader import decoded_view, lead
+
+        info = get_assignor(args.assignor)
+        view = scenario if args.direct else decoded_view(scenario, info)
+        g = grade(scenario, run=lambda s: lead(s, info, direct=args.direct).assignment, view=view,
+                  assignor=info.name, time_limit=args.time_limit, balance=args.balance)
+    print_json(g.to_dict())
+    return 0 if g.valid else 1
+
+
+def _add_grade(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "grade",
+        help="grade an assignor (or a given assignment) on a scenario against the proven optimum",
+        description="Run the assignor through the leader path (or read --assignment), check every invariant, judge "
+        "balance per mode, re-run for determinism and stability, and compare the partitions kept with the certified "
+        "optimum over what the assignor's leader decoded (optimal_kept) and over the members' full state "
+        "(optimal_kept_truth). Prints one JSON grade; exit 1 when it is not valid (an assignor that throws is "
+        "recorded in 'error').",
+    )
+    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--assignor", help="built-in name, NAME@VERSION variant, or module.path:callable")
+    who.add_argument("--assignment", metavar="FILE", help="grade this assignment document instead of running an assignor")
+    p.add_argument("--direct", action="store_true", help="hand the scenario's own owned/generation to the assignor (no wire)")
+    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
+                   help="the mode 'valid' is judged by (default: uniform on equal subscriptions, else global)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S", help="seconds per Z3 query of the invariant check")
+    p.set_defaults(func=_cmd_grade)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     _add_scenarios,
@@ -607,6 +681,8 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_assignors,
     _add_simulate,
     _add_solve,
+    _add_check,
+    _add_grade,
     _add_hunt,
 ]
 

@@ -296,8 +296,10 @@ def tp_map_to_dict(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return {t: sorted(out[t]) for t in sorted(out)}
 
 
-def partitions_by_topic(doc: Any, path: str) -> tuple[TopicPartition, ...]:
-    """Read ``{topic: [partitions]}`` at ``path`` into partitions, checking types, signs and duplicates."""
+def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> tuple[TopicPartition, ...]:
+    """Read ``{topic: [partitions]}`` at ``path`` into partitions, checking types, signs and (unless
+    ``allow_repeats``) repeats. An assignor's answer may list a partition twice (a bug worth reporting
+    as ``duplicate``, not a format error), so assignment documents allow repeats."""
     _expect(doc, Mapping, path, "an object of topic to partition list")
     out: list[TopicPartition] = []
     for topic, parts in doc.items():
@@ -308,7 +310,7 @@ def partitions_by_topic(doc: Any, path: str) -> tuple[TopicPartition, ...]:
             p = _int(p, f"{ppath}[{i}]", "a partition number")
             if p < 0:
                 raise InvalidScenario(f"{ppath}[{i}]", f"negative partition {p}")
-            if p in seen:
+            if p in seen and not allow_repeats:
                 raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} listed twice")
             seen.add(p)
             out.append(TopicPartition(topic, p))
@@ -353,10 +355,10 @@ def assignment_from_dict(doc: Any) -> Assignment:
     if fmt != ASSIGNMENT_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {ASSIGNMENT_FORMAT!r})")
     raw = _expect(_require(doc, "assignment", ""), Mapping, "assignment", "an object of member id to partitions")
-    assignment = {m: partitions_by_topic(v, f"assignment.{m}") for m, v in raw.items()}
+    assignment = {m: partitions_by_topic(v, f"assignment.{m}", allow_repeats=True) for m, v in raw.items()}
     revoking_raw = doc.get("revoking") or {}
     _expect(revoking_raw, Mapping, "revoking", "an object of member id to partitions")
-    revoking = {m: partitions_by_topic(v, f"revoking.{m}") for m, v in revoking_raw.items()}
+    revoking = {m: partitions_by_topic(v, f"revoking.{m}", allow_repeats=True) for m, v in revoking_raw.items()}
     return Assignment(assignment, revoking)
 
 

@@ -1,0 +1,65 @@
+"""`stickyproof check` and `stickyproof grade`: JSON out, exit 1 on a violation, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+
+from stickyproof.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_grade_finds_kafka_7026_in_sticky_2_2_and_exits_1(capsys):
+    code, out, _ = run(capsys, "grade", "kip341-stale-rejoin", "--assignor", "sticky@2.2")
+    doc = json.loads(out)
+    assert code == 1 and not doc["valid"]
+    dup = [v for v in doc["violations"] if v["invariant"] == "duplicate"]
+    assert dup and len(dup[0]["witness"]["holders"]) == 2
+
+
+def test_grade_of_current_sticky_on_the_same_group_is_valid_and_proven(capsys):
+    code, out, _ = run(capsys, "grade", "kip341-stale-rejoin", "--assignor", "sticky")
+    doc = json.loads(out)
+    assert code == 0 and doc["valid"] and doc["proven"]
+    assert doc["kept"] == doc["optimal_kept"] and doc["stickiness"] == 1.0
+
+
+def test_grade_records_a_kafka_throw_as_an_error(capsys):
+    code, out, _ = run(capsys, "grade", "nonexistent-partition-claim", "--assignor", "sticky")
+    doc = json.loads(out)
+    assert code == 1 and "IllegalStateException" in doc["error"]
+
+
+def test_check_reads_an_assignment_listing_a_partition_twice(tmp_path, capsys):
+    code, out, _ = run(capsys, "assign", "kip341-stale-rejoin", "--assignor", "sticky@2.2")
+    f = tmp_path / "a.json"
+    f.write_text(out)
+    code, out, _ = run(capsys, "check", "kip341-stale-rejoin", str(f))
+    doc = json.loads(out)
+    assert code == 1 and "duplicate" in {v["invariant"] for v in doc["violations"]}
+
+
+def test_check_of_a_valid_assignment_exits_0(tmp_path, capsys):
+    run(capsys, "assign", "per-topic-skew", "--assignor", "sticky", "--out", str(tmp_path / "a.json"))
+    code, out, _ = run(capsys, "check", "per-topic-skew", str(tmp_path / "a.json"))
+    assert code == 0 and json.loads(out) == {"valid": True, "violations": [], "balance": "uniform",
+                                             "cooperative": False, "deferred": []}
+
+
+def test_bad_assignment_file_exits_2_naming_the_field(tmp_path, capsys):
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps({"format": "stickyproof.assignment/1", "assignment": {"c0": {"t": [-1]}}}))
+    code, _, err = run(capsys, "check", "per-topic-skew", str(f))
+    assert code == 2 and "assignment.c0.t[0]" in err and err.count("\n") == 1
+
+
+def test_grade_needs_an_assignor_or_an_assignment(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["grade", "per-topic-skew"])
+    assert exc.value.code == 2
