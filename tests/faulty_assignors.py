@@ -112,25 +112,19 @@ def unbalanced_with_five_partitions(doc: dict[str, Any]) -> dict[str, Any]:
 _calls = itertools.count()
 
 
-def nondeterministic_order(doc: dict[str, Any]) -> dict[str, Any]:
-    """Fault (nondeterministic): every second call lists each member's partitions in reverse order
-    (visible once a member holds two partitions)."""
-    _, plan, revoking = _solve(doc)
+def nondeterministic_swap(doc: dict[str, Any]) -> dict[str, Any]:
+    """Fault (nondeterministic): every second call swaps the whole assignments of the first two
+    members with the same subscription whose partitions nobody claims (still valid, still
+    balanced, still cooperative-safe; only the answer changes from one call to the next)."""
+    scenario, plan, revoking = _solve(doc)
     if next(_calls) % 2:
-        plan = {m: tps[::-1] for m, tps in plan.items()}
-    return {
-        "format": "stickyproof.assignment/1",
-        "assignment": {m: _ordered_topics(tps) for m, tps in plan.items()},
-        "revoking": _document({}, revoking)["revoking"],
-    }
-
-
-def _ordered_topics(tps: list[TopicPartition]) -> dict[str, list[int]]:
-    """Topic to partitions in list order (``assignment_to_dict`` would sort them)."""
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
+        claimed = _claimed(scenario)
+        free = [m for m in sorted(scenario.members, key=lambda m: m.id) if not any(tp in claimed for tp in plan[m.id])]
+        for x, y in itertools.combinations(free, 2):
+            if set(x.topics) == set(y.topics) and plan[x.id] != plan[y.id]:
+                plan[x.id], plan[y.id] = plan[y.id], plan[x.id]
+                break
+    return _document(plan, revoking)
 
 
 def ignores_ownership(doc: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +167,7 @@ for _fn in (
     double_assigns_a_multiple_claim,
     assigns_an_unsubscribed_topic,
     unbalanced_with_five_partitions,
-    nondeterministic_order,
+    nondeterministic_swap,
     ignores_ownership,
     raises_on_two_topics,
     slow_with_four_members,

