@@ -1,41 +1,47 @@
 """Z3 checks of one assignment against every invariant of ``models/invariants.md``, with witnesses.
 
-Each invariant is one small Z3 query whose satisfiability *is* the violation: the query asserts
-"some instance of this invariant is broken" over the facts of the assignment, a ``sat`` answer
-is what reports the violation, and the witness (partition, members, loads, chain of moves) is
-read from the model. ``unsat`` is the proof that the invariant holds for these facts.
+Each invariant is one Datalog program run by Z3's fixedpoint engine (muZ, ``engine=datalog``):
+the facts of the assignment are relations over dense ids, the invariant's violation formula is a
+rule set defining a relation ``V`` (joins, stratified negation, bit-vector comparisons), and the
+query "is ``V`` non-empty?" is the check. ``sat`` is what reports a violation; the witness is read
+from Z3's answer, the tuples of ``V`` (which row, which members, which loads, which level).
+``unsat`` means the least fixpoint holds no violation: the invariant holds for these facts.
 
-How 100,000 partitions are checked in well under 10 s:
+How 100,000 partitions are checked in well under 10 s (benchmarks/invariants.py prints the figure):
 
-- **Aggregated facts over dense ids.** Members, topics and fact rows are numbered densely (sorted
-  ids, so numbering never depends on input order). The facts Z3 sees are grouped by exactly the
-  attributes the invariant's formula reads, so a valid assignment yields a handful of rows per
-  topic or per member, not one per partition: ``unassigned``/``duplicate`` see one row per
-  (topic, multiplicity), ``unsubscribed``/``nonexistent`` one per (member, topic held) with the
-  smallest and largest partition number held, ``cooperative-unsafe`` one per (holder, claimant
-  set), ``kafka`` balance one per (topic, holder load), ``uniform`` one per member. Subscription,
-  metadata and claim facts are pruned to the members and topics the rows mention. Each row keeps
-  a representative partition in Python, so the witness partition is the one of the row Z3 picked.
-- **A bounded path formulation for the improving chain** (``global`` balance, T1): a chain of
-  moves visits members, but whether member ``m`` can take the next move depends only on ``m``'s
-  subscription set and on which topics it holds. The reachability graph therefore has one node
-  per topic and one per distinct subscription set ("class"), with arcs topic -> class (the class
-  subscribes to it) and class -> topic (some member of the class holds a partition of it). Z3
-  chooses a start (a topic and the load of a member holding it), an end (a class and the load of
-  one of its members) with a load gap of at least 2, and a reach flag with an integer rank per
-  node, where every reached node needs a reached predecessor of lower rank (so no cycle supports
-  itself). The model's flags and ranks give the path back, which is then made concrete
-  (members, partitions) and cut at repeated members.
-- **SMT-LIB text, not the Python API.** Row disjunctions are written as SMT-LIB2 text and parsed
-  by Z3 in C++ (100,000 rows parse in about half a second, where building them through the Python
-  API takes many seconds); witnesses are enumerated by blocking the rows already reported.
+- **Aggregated facts over dense ids.** Members, topics, subscription classes and row groups are
+  numbered densely in sorted order, so numbering never depends on input order. Facts are
+  grouped by exactly the attributes the rules read, so a valid assignment yields a few facts per
+  topic or per member rather than per partition: ``unassigned``/``duplicate`` see one fact per
+  (topic, multiplicity) (the counting is the Python aggregation; Datalog cannot count),
+  ``unsubscribed`` one per (subscription class, topic held), ``nonexistent`` the smallest and
+  largest partition number held per topic (some number is out of range iff one of those is),
+  ``uniform`` one per distinct load, ``kafka`` one per (topic, load of a holder),
+  ``cooperative-unsafe`` one per (holder, claimant set). Each fact keeps a representative in
+  Python (the smallest member id, the first partition), which becomes the witness when Z3 picks it.
+- **A reachability query for the improving chain** (``global``, T1). Whether a member can pass a
+  partition on depends only on its subscription set and on which topics it holds, so the graph
+  has one node per topic and one per subscription class: topic -> class (the class subscribes
+  to it), class -> topic (a member of the class holds a partition of it). A *shortest* improving
+  chain from a member of load ``l`` passes only through members of load ``l - 1``: an
+  intermediate at ``<= l - 2`` would end a shorter chain, one at ``>= l_end + 2`` would start one,
+  and ``l_end <= l - 2``. So reachability is computed per source load ``l`` through the class ->
+  topic arcs of members of load ``l - 1`` only, which keeps the fixpoint small without losing any
+  violation. The chain is rebuilt breadth-first through the nodes Z3 derived as reached from the
+  reported level, made concrete (members, partitions) and re-verified move by move.
+- **Program text, not the Python API.** Facts are written as Datalog text and parsed by Z3 in
+  C++, and muZ's rule transformations (designed for recursive programs with few facts) are
+  switched off; answers are read from their text. Building the same facts through the Python
+  API, or asking the SMT solver to search a disjunction of rows, takes tens of seconds.
 
-z3 is imported only here; every z3 exception becomes ``SolverError``. Determinism: the text is a
-function of the sorted facts, and Z3 is deterministic for the same text and default seeds.
+z3 is imported only here; every z3 exception becomes ``SolverError``, and so does a query that
+Z3 cannot decide (``timeout``). Determinism: the program is a function of the sorted facts, and
+the reported tuples are sorted (past 5,000 tuples, taken in Z3's own deterministic order).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -214,85 +220,216 @@ def _facts(scenario: Scenario, assignment: Assignment, cooperative: bool) -> _Fa
 
 
 # ------------------------------------------------------------------------------------------
-# The Z3 boundary: SMT-LIB text in, witnesses out.
+# The Z3 boundary: one Datalog program per invariant in, the violation relation's tuples out.
+
+NUM_BITS = 34
+"""Width of numeric columns (partition numbers, counts, loads): signed, so an int32 value, a
+negative number from a hand-built Assignment, and sums of two loads all fit."""
+
+_ENGINE_OFF = (
+    # muZ's rule transformations are meant for recursive programs with few facts; on tens of
+    # thousands of ground facts they cost seconds and change no answer (the facts stay as given).
+    "xform.slice",
+    "xform.inline_linear",
+    "xform.inline_eager",
+    "xform.subsumption_checker",
+    "xform.coi",
+    "xform.compress_unbound",
+    "datalog.subsumption",
+)
 
 
-def _n(v: int) -> str:
-    """An SMT-LIB integer literal (negative numbers are written as a negation)."""
-    return str(v) if v >= 0 else f"(- {-v})"
+def _bv(value: int, width: int) -> str:
+    return f"(_ bv{value % (1 << width)} {width})"
 
 
-def _or(terms: Sequence[str]) -> str:
-    if not terms:
-        return "false"
-    return terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")"
-
-
-def _and(terms: Sequence[str]) -> str:
-    if not terms:
-        return "true"
-    return terms[0] if len(terms) == 1 else "(and " + " ".join(terms) + ")"
-
-
-def _eq(name: str, value: int) -> str:
-    return f"(= {name} {_n(value)})"
+def _num(value: int) -> str:
+    return _bv(value, NUM_BITS)
 
 
 @dataclass
-class _Query:
-    """One invariant's SMT-LIB problem: integer and Boolean constants, assertions, and the
-    constants whose values make one witness distinct from another (blocked after each)."""
+class _Program:
+    """An invariant as a Datalog program over bit-vector columns.
+
+    Column kinds: ``id`` (a dense id: member, topic, class, row group; unsigned, as wide as the
+    largest id needs) and ``num`` (NUM_BITS, signed). Facts are ground tuples; rules are Horn
+    clauses with stratified negation and interpreted filters (bit-vector comparisons).
+    """
 
     invariant: str
-    ints: list[str] = field(default_factory=list)
-    bools: list[str] = field(default_factory=list)
-    asserts: list[str] = field(default_factory=list)
-    key: tuple[str, ...] = ()
+    relations: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    variables: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
+    rules: list[str] = field(default_factory=list)
+    largest_id: int = 1
 
-    def text(self) -> str:
-        decls = [f"(declare-const {n} Int)" for n in self.ints] + [f"(declare-const {n} Bool)" for n in self.bools]
-        return "\n".join(decls + [f"(assert {a})" for a in self.asserts])
+    def rel(self, name: str, *kinds: str) -> None:
+        self.relations[name] = kinds
+        self.facts[name] = []
+
+    def var(self, **kinds: str) -> None:
+        self.variables.update(kinds)
+
+    def fact(self, name: str, *values: int) -> None:
+        for kind, v in zip(self.relations[name], values):
+            if kind == "id" and v > self.largest_id:
+                self.largest_id = v
+        self.facts[name].append(values)
+
+    def rule(self, head: str, *body: str) -> None:
+        self.rules.append(f"(rule (=> (and {' '.join(body)}) {head}))" if body else f"(rule {head})")
+
+    def id_width(self) -> int:
+        return self.largest_id.bit_length() + 1
+
+    def width(self, kind: str, id_width: int) -> int:
+        return NUM_BITS if kind == "num" else id_width
+
+    def text(self, query: str) -> str:
+        w = self.id_width()
+        sort = {"id": f"(_ BitVec {w})", "num": f"(_ BitVec {NUM_BITS})"}
+        lines = [f"(declare-rel {n} ({' '.join(sort[k] for k in kinds)}))" for n, kinds in self.relations.items()]
+        lines += [f"(declare-var {n} {sort[k]})" for n, k in self.variables.items()]
+        cache: dict[str, dict[int, str]] = {"id": {}, "num": {}}
+        width = {"id": w, "num": NUM_BITS}
+        for name, rows in self.facts.items():
+            kinds = self.relations[name]
+            lits = [cache[k] for k in kinds]
+            widths = [width[k] for k in kinds]
+            for values in rows:
+                parts = []
+                for lit, wd, v in zip(lits, widths, values):
+                    text = lit.get(v)
+                    if text is None:
+                        text = lit[v] = _bv(v, wd)
+                    parts.append(text)
+                lines.append(f"(rule ({name} {' '.join(parts)}))")
+        lines += self.rules
+        lines.append(f"(query {query})")
+        return "\n".join(lines)
 
 
-def _solve(query: _Query, *, limit: int, timeout: float | None) -> list[Callable[[str], Any]]:
-    """Models of ``query``, up to ``limit``, each as an evaluator ``name -> int | bool``."""
+def _violations(prog: _Program, relation: str, *, limit: int, timeout: float | None) -> list[tuple[int, ...]]:
+    """Up to ``limit`` tuples of ``relation``, the least fixpoint of ``prog`` (Z3 muZ datalog).
+
+    ``sat`` means the relation is non-empty: that is the violation. Tuples are read from Z3's
+    answer (a formula over the relation's columns) by solving it, each found tuple blocked.
+    """
     import z3
 
+    kinds = prog.relations[relation]
     try:
-        solver = z3.Solver()
+        fp = z3.Fixedpoint()
+        fp.set(engine="datalog")
+        for option in _ENGINE_OFF:
+            fp.set(option, False)
         if timeout is not None:
-            solver.set("timeout", max(1, int(timeout * 1000)))
-        solver.from_string(query.text())
-        found: list[Callable[[str], Any]] = []
-        bools = set(query.bools)
-        while len(found) < limit:
-            verdict = solver.check()
-            if verdict == z3.unsat:
-                break
-            if verdict != z3.sat:
-                raise SolverError(f"z3 could not decide invariant {query.invariant!r}: {solver.reason_unknown()}")
-            model = solver.model()
-            values: dict[str, Any] = {}
-
-            def value(name: str, model: Any = model, values: dict[str, Any] = values) -> Any:
-                if name not in values:
-                    if name in bools:
-                        values[name] = z3.is_true(model.eval(z3.Bool(name), model_completion=True))
-                    else:
-                        values[name] = model.eval(z3.Int(name), model_completion=True).as_long()
-                return values[name]
-
-            found.append(value)
-            if not query.key:
-                break
-            solver.add(z3.Not(z3.And([z3.Int(k) == value(k) for k in query.key])))
+            fp.set("timeout", max(1, int(timeout * 1000)))
+        queries = fp.parse_string(prog.text(relation))
+        verdict = fp.query(queries[0])
+        if verdict == z3.unsat:
+            return []
+        if verdict != z3.sat:
+            raise SolverError(f"z3 could not decide invariant {prog.invariant!r}: {fp.reason_unknown()}")
+        answer = fp.get_answer()
+        found = _answer_tuples(z3, answer, kinds, limit)
+        if found is None:  # not a disjunction of ground tuples: enumerate its models instead
+            found = _model_tuples(z3, answer, kinds, [prog.width(k, prog.id_width()) for k in kinds], limit)
+        found = sorted(found)[:limit]
+        if not found:
+            raise SolverError(f"z3 reported invariant {prog.invariant!r} violated but gave no tuple (internal error)")
         return found
     except z3.Z3Exception as exc:
-        raise SolverError(f"z3 failed on invariant {query.invariant!r}: {exc}") from exc
+        raise SolverError(f"z3 failed on invariant {prog.invariant!r}: {exc}") from exc
+
+
+_EQUALITY = re.compile(r"\(= \(:var (\d+)\) (#b[01]+|#x[0-9a-fA-F]+)\)")
+
+
+_TEXT_PARSE_MAX = 5000
+"""Answers up to this many tuples are read whole from their text; larger ones (a heavily broken
+assignment) only up to ``limit`` tuples, in Z3's order, through the AST: printing a 100,000-tuple
+answer takes seconds."""
+
+
+def _answer_tuples(z3: Any, answer: Any, kinds: Sequence[str], limit: int) -> list[tuple[int, ...]] | None:
+    """The tuples of a datalog answer of the form Or(And(Var(i) == value, ...), ...), or None.
+
+    The answer names column i as Var(arity - 1 - i). Read from the answer's SMT-LIB text (one
+    pass of a regular expression; walking thousands of AST nodes through the Python API is
+    slow), checked against its shape, else from the AST.
+    """
+    arity = len(kinds)
+    size = answer.num_args() if z3.is_or(answer) else 1
+    if size > _TEXT_PARSE_MAX and limit < size:
+        first = z3.Or([answer.arg(i) for i in range(limit)]) if limit > 1 else answer.arg(0)
+        return _answer_ast_tuples(z3, first, kinds)
+    text = answer.sexpr()
+    pairs = _EQUALITY.findall(text)
+    if pairs and len(pairs) % arity == 0 and text.count("(= ") == len(pairs) and text.count("(:var ") == len(pairs):
+        rows: list[tuple[int, ...]] = []
+        ok = True
+        for i in range(0, len(pairs), arity):
+            row: dict[int, int] = {}
+            for var, lit in pairs[i : i + arity]:
+                col = arity - 1 - int(var)
+                if col < 0 or col in row:
+                    ok = False
+                    break
+                digits = lit[2:]
+                width = len(digits) * (1 if lit[1] == "b" else 4)
+                value = int(digits, 2 if lit[1] == "b" else 16)
+                if kinds[col] == "num" and value >> (width - 1):
+                    value -= 1 << width
+                row[col] = value
+            if not ok or len(row) != arity:
+                ok = False
+                break
+            rows.append(tuple(row[c] for c in range(arity)))
+        if ok:
+            return rows
+    return _answer_ast_tuples(z3, answer, kinds)
+
+
+def _answer_ast_tuples(z3: Any, answer: Any, kinds: Sequence[str]) -> list[tuple[int, ...]] | None:
+    arity = len(kinds)
+    disjuncts = answer.children() if z3.is_or(answer) else [answer]
+    out = []
+    for d in disjuncts:
+        equalities = d.children() if z3.is_and(d) else [d]
+        row: dict[int, int] = {}
+        for e in equalities:
+            if not z3.is_eq(e):
+                return None
+            a, b = e.children()
+            if z3.is_var(b):
+                a, b = b, a
+            if not (z3.is_var(a) and z3.is_bv_value(b)):
+                return None
+            col = arity - 1 - z3.get_var_index(a)
+            row[col] = b.as_signed_long() if kinds[col] == "num" else b.as_long()
+        if len(row) != arity:
+            return None
+        out.append(tuple(row[i] for i in range(arity)))
+    return out
+
+
+def _model_tuples(z3: Any, answer: Any, kinds: Sequence[str], widths: Sequence[int], limit: int) -> list[tuple[int, ...]]:
+    """Up to ``limit`` tuples satisfying a datalog answer, each found tuple blocked."""
+    cols = [z3.BitVec(f"col{i}", w) for i, w in enumerate(widths)]
+    solver = z3.Solver()
+    solver.add(z3.substitute_vars(answer, *reversed(cols)))
+    found: list[tuple[int, ...]] = []
+    while len(found) < limit and solver.check() == z3.sat:
+        model = solver.model()
+        raw = [model.eval(c, model_completion=True) for c in cols]
+        found.append(tuple(v.as_signed_long() if k == "num" else v.as_long() for v, k in zip(raw, kinds)))
+        solver.add(z3.Or([c != v for c, v in zip(cols, raw)]))
+    return found
 
 
 # ------------------------------------------------------------------------------------------
-# unassigned, duplicate: one row per (topic, multiplicity).
+# unassigned, duplicate: one fact per (topic, multiplicity).
 
 
 def _multiplicity_rows(f: _Facts) -> list[tuple[str, int, int, int]]:
@@ -326,19 +463,25 @@ def _multiplicity_rows(f: _Facts) -> list[tuple[str, int, int, int]]:
 
 def _check_placement(f: _Facts, invariant: str, limit: int, timeout: float | None) -> list[Violation]:
     rows = _multiplicity_rows(f)
-    q = _Query(invariant, ints=["g", "t", "k"], key=("g",))
-    # The table: row g says "k partitions-worth of topic t are placed k times".
-    q.asserts.append(_or([_and([_eq("g", i), _eq("t", f.tid[t]), _eq("k", k)]) for i, (t, k, _, _) in enumerate(rows)]))
+    prog = _Program(invariant)
+    prog.rel("placed", "id", "num", "id")  # topic t has partitions placed k times (row g)
+    prog.var(t="id", k="num", g="id")
+    for g, (t, k, _, _) in enumerate(rows):
+        prog.fact("placed", f.tid[t], k, g)
     if invariant == "unassigned":
-        # C1 lower half: an assignable partition (its topic has a subscriber, D1) placed nowhere.
-        q.asserts.append(_or([_eq("t", f.tid[t]) for t in sorted(f.assignable)]))
-        q.asserts.append("(= k 0)")
+        prog.rel("assignable", "id")  # D1: an existing topic with a subscriber
+        for t in sorted(f.assignable):
+            prog.fact("assignable", f.tid[t])
+        prog.rel("unassigned", "id", "id")
+        # C1 lower half: an assignable partition placed nowhere.
+        prog.rule("(unassigned t g)", "(placed t k g)", "(assignable t)", f"(= k {_num(0)})")
     else:
+        prog.rel("duplicate", "id", "num", "id")
         # C1 upper half: an existing partition placed twice or more.
-        q.asserts.append("(>= k 2)")
+        prog.rule("(duplicate t k g)", "(placed t k g)", f"(bvsge k {_num(2)})")
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        t, k, first, size = rows[value("g")]
+    for tup in _violations(prog, invariant, limit=limit, timeout=timeout):
+        t, _, first, size = rows[tup[-1]]
         tp = TopicPartition(t, first)
         if invariant == "unassigned":
             out.append(Violation(invariant, {"partition": _tp(tp), "topic_unassigned": size}))
@@ -355,37 +498,51 @@ def _holders(f: _Facts, tp: TopicPartition) -> list[dict[str, str]]:
 
 
 # ------------------------------------------------------------------------------------------
-# unsubscribed, nonexistent: one row per (member, topic held).
+# unsubscribed: facts per (subscription class, topic); nonexistent: per topic.
 
 
-def _held_rows(f: _Facts) -> list[tuple[str, str, list[int]]]:
-    return [(m, t, f.held[m][t]) for m in f.ids for t in sorted(f.held[m])]
+def _classes(f: _Facts, key: Callable[[str], Any]) -> tuple[dict[str, int], list[list[str]]]:
+    """Group members (and outsiders) by ``key``, classes numbered in sorted key order."""
+    keys = sorted({key(m) for m in f.ids})
+    cid = {k: i for i, k in enumerate(keys)}
+    of = {m: cid[key(m)] for m in f.ids}
+    members: list[list[str]] = [[] for _ in keys]
+    for m in f.ids:
+        members[of[m]].append(m)
+    for ms in members:
+        ms.sort()
+    return of, members
 
 
 def _check_unsubscribed(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
-    rows = _held_rows(f)
-    q = _Query("unsubscribed", ints=["g", "m", "t"], key=("g",))
-    # Row g: member m holds at least one partition of topic t.
-    q.asserts.append(_or([_and([_eq("g", i), _eq("m", f.mid[m]), _eq("t", f.tid[t])]) for i, (m, t, _) in enumerate(rows)]))
-    # Subscription facts of the members that hold something: m subscribes to t.
-    holders = {m for m, _, _ in rows}
-    subs = [
-        _and([_eq("m", f.mid[m]), _eq("t", f.tid[t])])
-        for m in f.ids
-        if m in holders
-        for t in sorted(f.topics_of[m])
-    ]
+    # Members with the same subscription are interchangeable for C2: facts per class.
+    of, members = _classes(f, lambda m: tuple(sorted(f.topics_of[m])))
+    prog = _Program("unsubscribed")
+    prog.rel("holds", "id", "id")  # some member of class c holds a partition of topic t
+    prog.rel("subscribes", "id", "id")  # class c subscribes to topic t
+    prog.rel("unsubscribed", "id", "id")
+    prog.var(c="id", t="id")
+    holds = sorted({(of[m], f.tid[t]) for m in f.ids for t in f.held[m]})
+    for c, t in holds:
+        prog.fact("holds", c, t)
+    held_classes = {c for c, _ in holds}
+    for c, ms in enumerate(members):
+        if c in held_classes:
+            for t in sorted(f.topics_of[ms[0]]):
+                prog.fact("subscribes", c, f.tid[t])
     # C2 broken: a held topic that is not among the holder's subscriptions.
-    q.asserts.append(f"(not {_or(subs)})")
+    prog.rule("(unsubscribed c t)", "(holds c t)", "(not (subscribes c t))")
+    names = sorted(f.tid, key=f.tid.__getitem__)
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        m, t, parts = rows[value("g")]
+    for c, t_id in _violations(prog, "unsubscribed", limit=limit, timeout=timeout):
+        t = names[t_id]
+        m = next(m for m in members[c] if t in f.held[m])
         out.append(
             Violation(
                 "unsubscribed",
                 {
                     "member": m,
-                    "partition": [t, parts[0]],
+                    "partition": [t, f.held[m][t][0]],
                     "topics": sorted(f.topics_of[m]),
                     "in_group": m not in f.outsiders,
                 },
@@ -395,31 +552,32 @@ def _check_unsubscribed(f: _Facts, limit: int, timeout: float | None) -> list[Vi
 
 
 def _check_nonexistent(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
-    rows = _held_rows(f)
-    q = _Query("nonexistent", ints=["g", "m", "t", "p", "c"], key=("g",))
-    # Row g: member m holds partitions of t, the smallest and largest numbers being candidates for p
-    # (some held number is outside [0, c) iff the smallest or the largest is).
-    q.asserts.append(
-        _or(
-            [
-                _and([_eq("g", i), _eq("m", f.mid[m]), _eq("t", f.tid[t]), f"(or {_eq('p', min(ps))} {_eq('p', max(ps))})"])
-                for i, (m, t, ps) in enumerate(rows)
-            ]
-        )
-    )
-    # Metadata facts for the topics held: t has c partitions (0 when the metadata lacks it).
-    held_topics = sorted({t for _, t, _ in rows})
-    q.asserts.append(_or([_and([_eq("t", f.tid[t]), _eq("c", f.counts.get(t, 0))]) for t in held_topics]))
-    q.asserts.append("(not (and (<= 0 p) (< p c)))")
+    # Some held partition number of t is outside [0, n(t)) iff the smallest or largest one is.
+    extremes: dict[str, set[int]] = {}
+    for m in f.ids:
+        for t, ps in f.held[m].items():
+            extremes.setdefault(t, set()).update((min(ps), max(ps)))
+    prog = _Program("nonexistent")
+    prog.rel("held", "id", "num")  # partition p of topic t is assigned (extremes per topic)
+    prog.rel("partitions", "id", "num")  # the metadata gives topic t n partitions
+    prog.rel("known", "id")
+    prog.rel("nonexistent", "id", "num")
+    prog.var(t="id", p="num", n="num")
+    for t in sorted(extremes):
+        for p in sorted(extremes[t]):
+            prog.fact("held", f.tid[t], p)
+        if t in f.counts:
+            prog.fact("partitions", f.tid[t], f.counts[t])
+    prog.rule("(known t)", "(partitions t n)")
+    prog.rule("(nonexistent t p)", "(held t p)", "(partitions t n)", "(bvsge p n)")
+    prog.rule("(nonexistent t p)", "(held t p)", f"(bvslt p {_num(0)})")
+    prog.rule("(nonexistent t p)", "(held t p)", "(not (known t))")
+    names = sorted(f.tid, key=f.tid.__getitem__)
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        m, t, _ = rows[value("g")]
-        out.append(
-            Violation(
-                "nonexistent",
-                {"member": m, "partition": [t, value("p")], "topic_partitions": f.counts.get(t)},
-            )
-        )
+    for t_id, p in _violations(prog, "nonexistent", limit=limit, timeout=timeout):
+        t = names[t_id]
+        m = next(m for m in f.ids if p in f.held[m].get(t, ()))
+        out.append(Violation("nonexistent", {"member": m, "partition": [t, p], "topic_partitions": f.counts.get(t)}))
     return out
 
 
@@ -427,55 +585,65 @@ def _check_nonexistent(f: _Facts, limit: int, timeout: float | None) -> list[Vio
 # imbalance
 
 
+def _quotas(f: _Facts) -> tuple[int, int]:
+    total, n = sum(f.assignable.values()), len(f.members)
+    return total // n, -(-total // n)
+
+
 def _check_uniform(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
     if not f.members:
         return []
-    q = _Query("imbalance", ints=["m", "l", "np", "nm", "lo", "hi"], key=("m",))
-    q.asserts.append(_eq("np", sum(f.assignable.values())))
-    q.asserts.append(_eq("nm", len(f.members)))
-    # C3 quotas: min_quota = floor(P/N), max_quota = ceil(P/N).
-    q.asserts.append("(= lo (div np nm))")
-    q.asserts.append("(= hi (+ lo (ite (= (mod np nm) 0) 0 1)))")
-    q.asserts.append(_or([_and([_eq("m", f.mid[m]), _eq("l", f.loads[m])]) for m in f.members]))
-    q.asserts.append("(or (< l lo) (> l hi))")
+    by_load: dict[int, str] = {}
+    for m in f.members:  # sorted: the representative of a load is its smallest member id
+        by_load.setdefault(f.loads[m], m)
+    loads = sorted(by_load)
+    prog = _Program("imbalance")
+    prog.rel("load", "id", "num")  # row g: some member has load l
+    prog.rel("group", "num", "num")  # |P| partitions, N members
+    prog.rel("imbalance", "id", "num")
+    prog.var(g="id", l="num", np="num", nm="num")
+    for g, load in enumerate(loads):
+        prog.fact("load", g, load)
+    prog.fact("group", sum(f.assignable.values()), len(f.members))
+    # C3: min_quota = floor(P/N) <= load <= ceil(P/N) = max_quota.
+    prog.rule("(imbalance g l)", "(load g l)", "(group np nm)", "(bvslt l (bvsdiv np nm))")
+    prog.rule(
+        "(imbalance g l)",
+        "(load g l)",
+        "(group np nm)",
+        f"(bvsgt l (bvadd (bvsdiv np nm) (ite (= (bvsrem np nm) {_num(0)}) {_num(0)} {_num(1)})))",
+    )
+    lo, hi = _quotas(f)
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        m = f.member_name(value("m"))
+    for g, load in _violations(prog, "imbalance", limit=limit, timeout=timeout):
         out.append(
             Violation(
                 "imbalance",
-                {"mode": "uniform", "member": m, "load": value("l"), "min_quota": value("lo"), "max_quota": value("hi")},
+                {"mode": "uniform", "member": by_load[loads[g]], "load": load, "min_quota": lo, "max_quota": hi},
             )
         )
     return out
 
 
 def _check_kafka(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
-    # Rows (topic, load, representative): some member of that load holds a partition of topic.
+    # Facts per (topic, load): some member of that load holds a partition of the topic.
     reps: dict[tuple[str, int], str] = {}
     for m in f.members:
         for t in f.held[m]:
-            key = (t, f.loads[m])
-            if key not in reps:  # members are sorted: the representative is the smallest id
-                reps[key] = m
+            reps.setdefault((t, f.loads[m]), m)  # members sorted: smallest id represents
     rows = sorted(reps.items())
-    q = _Query("imbalance", ints=["ga", "ta", "la", "gb", "tb", "lb"], key=("ga", "gb"))
-    for side in ("a", "b"):
-        q.asserts.append(
-            _or(
-                [
-                    _and([_eq(f"g{side}", i), _eq(f"t{side}", f.tid[t]), _eq(f"l{side}", load)])
-                    for i, ((t, load), _) in enumerate(rows)
-                ]
-            )
-        )
+    prog = _Program("imbalance")
+    prog.rel("holds", "id", "num", "id")  # topic t is held by a member of load l (row g)
+    prog.rel("imbalance", "id", "id", "id")
+    prog.var(t="id", la="num", lb="num", ga="id", gb="id")
+    for g, ((t, load), _) in enumerate(rows):
+        prog.fact("holds", f.tid[t], load, g)
     # C5 / R33 broken: two holders of one topic whose list sizes differ by 2 or more.
-    q.asserts.append("(= ta tb)")
-    q.asserts.append("(>= la (+ lb 2))")
+    prog.rule("(imbalance t ga gb)", "(holds t la ga)", "(holds t lb gb)", f"(bvsge la (bvadd lb {_num(2)}))")
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        (t, la), a = rows[value("ga")]
-        (_, lb), b = rows[value("gb")]
+    for _, ga, gb in _violations(prog, "imbalance", limit=limit, timeout=timeout):
+        (t, la), a = rows[ga]
+        (_, lb), b = rows[gb]
         out.append(
             Violation(
                 "imbalance",
@@ -493,77 +661,50 @@ def _check_kafka(f: _Facts, limit: int, timeout: float | None) -> list[Violation
     return out
 
 
-def _check_global(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
-    """T1: no improving chain. See the module docstring for the topic/class reachability graph."""
-    existing = f.existing
-    # Movable holdings: existing partitions only (the chain moves real partitions).
+@dataclass
+class _ChainGraph:
+    """The improving-chain graph of ``global`` balance (module docstring): topics and
+    subscription classes, with each member's load."""
+
+    movable: dict[str, dict[str, list[int]]]  # member -> topic -> existing partitions held, sorted
+    class_of: dict[str, int]
+    class_topics: list[tuple[str, ...]]  # class -> subscribed existing topics
+    class_members: list[list[str]]
+    topics: list[str]  # topic node id -> name
+
+
+def _chain_graph(f: _Facts) -> _ChainGraph:
     movable: dict[str, dict[str, list[int]]] = {}
     for m in f.members:
         per = {}
         for t, ps in f.held[m].items():
-            n = existing.get(t)
+            n = f.existing.get(t)
             if n is not None:
                 ok = sorted(p for p in ps if 0 <= p < n)
                 if ok:
                     per[t] = ok
         movable[m] = per
-    class_sets = sorted({tuple(sorted(t for t in f.topics_of[m] if t in existing)) for m in f.members})
-    cid = {s: i for i, s in enumerate(class_sets)}
-    class_of = {m: cid[tuple(sorted(t for t in f.topics_of[m] if t in existing))] for m in f.members}
-    class_members: dict[int, list[str]] = defaultdict(list)
+    key = {m: tuple(sorted(t for t in f.topics_of[m] if t in f.existing)) for m in f.members}
+    class_topics = sorted(set(key.values()))
+    cid = {k: i for i, k in enumerate(class_topics)}
+    class_of = {m: cid[key[m]] for m in f.members}
+    class_members: list[list[str]] = [[] for _ in class_topics]
     for m in f.members:
         class_members[class_of[m]].append(m)
-    # Arcs topic -> class (the class subscribes to the topic) and class -> topic (a member of the
-    # class holds a partition of the topic).
-    into_class = {c: list(class_sets[c]) for c in range(len(class_sets))}
-    into_topic: dict[str, list[int]] = defaultdict(list)
-    for c in range(len(class_sets)):
-        held = sorted({t for m in class_members[c] for t in movable[m]})
-        for t in held:
-            into_topic[t].append(c)
-    topic_nodes = sorted(set(into_topic) | {t for s in class_sets for t in s})
-    tnode = {t: i for i, t in enumerate(topic_nodes)}
-    # Start rows (topic held, load of a holder) and end rows (class, load of a member).
-    src_rep: dict[tuple[str, int], str] = {}
-    for m in f.members:
-        for t in movable[m]:
-            src_rep.setdefault((t, f.loads[m]), m)
-    dst_rep: dict[tuple[int, int], str] = {}
-    for m in f.members:
-        dst_rep.setdefault((class_of[m], f.loads[m]), m)
-    srcs, dsts = sorted(src_rep.items()), sorted(dst_rep.items())
-    if not srcs or not dsts:
-        return []
-    # Witnesses differ by their (from, to) members: sm, dm are the rows' representatives.
-    q = _Query("imbalance", ints=["src", "dst", "ts", "cd", "hi", "lo", "sm", "dm"], key=("sm", "dm"))
-    q.asserts.append(
-        _or([_and([_eq("src", i), _eq("ts", tnode[t]), _eq("hi", load), _eq("sm", f.mid[m])]) for i, ((t, load), m) in enumerate(srcs)])
-    )
-    q.asserts.append(
-        _or([_and([_eq("dst", i), _eq("cd", c), _eq("lo", load), _eq("dm", f.mid[m])]) for i, ((c, load), m) in enumerate(dsts)])
-    )
-    # The chain lowers sum load^2: load(m_0) >= load(m_k) + 2.
-    q.asserts.append("(>= hi (+ lo 2))")
-    for t in topic_nodes:
-        i = tnode[t]
-        q.bools.append(f"rt{i}")
-        q.ints.append(f"kt{i}")
-        # A reached topic is the start, or a reached class of lower rank holds it.
-        support = [_eq("ts", i)] + [f"(and rc{c} (< kc{c} kt{i}))" for c in into_topic.get(t, ())]
-        q.asserts.append(f"(=> rt{i} {_or(support)})")
-    for c, topics in into_class.items():
-        q.bools.append(f"rc{c}")
-        q.ints.append(f"kc{c}")
-        # A reached class subscribes to a reached topic of lower rank.
-        support = [f"(and rt{tnode[t]} (< kt{tnode[t]} kc{c}))" for t in topics]
-        q.asserts.append(f"(=> rc{c} {_or(support)})")
-        q.asserts.append(f"(=> {_eq('cd', c)} rc{c})")
+    topics = sorted({t for per in movable.values() for t in per} | {t for k in class_topics for t in k})
+    return _ChainGraph(movable, class_of, class_topics, class_members, topics)
+
+
+def _check_global(f: _Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """T1: no improving chain, as a reachability query (module docstring)."""
+    gr = _chain_graph(f)
+    tnode = {t: i for i, t in enumerate(gr.topics)}
+    prog = _global_program(f, gr, tnode)
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        (t_start, hi), s = srcs[value("src")]
-        (c_end, lo), d = dsts[value("dst")]
-        path = _read_path(value, t_start, c_end, tnode, into_topic, into_class)
-        chain = _concrete_chain(f, movable, class_members, s, d, path)
+    for level, c_end, end_load in _violations(prog, "improving", limit=limit, timeout=timeout):
+        reached = _reached(f, gr, tnode, level, timeout)
+        chain = _chain(f, gr, reached, level, c_end, end_load)
+        s, d = chain[0][0], chain[-1][1]
         before = sum(v * v for v in f.loads.values())
         out.append(
             Violation(
@@ -571,85 +712,122 @@ def _check_global(f: _Facts, limit: int, timeout: float | None) -> list[Violatio
                 {
                     "mode": "global",
                     "from": s,
-                    "from_load": hi,
+                    "from_load": f.loads[s],
                     "to": d,
-                    "to_load": lo,
-                    "chain": chain,
+                    "to_load": f.loads[d],
+                    "chain": [{"partition": _tp(tp), "from": a, "to": b} for a, b, tp in chain],
                     "sum_squares": before,
-                    "sum_squares_after": before - 2 * hi + 2 * lo + 2,
+                    "sum_squares_after": before - 2 * f.loads[s] + 2 * f.loads[d] + 2,
                 },
             )
         )
     return out
 
 
-def _read_path(
-    value: Callable[[str], Any],
-    t_start: str,
-    c_end: int,
-    tnode: Mapping[str, int],
-    into_topic: Mapping[str, list[int]],
-    into_class: Mapping[int, list[str]],
-) -> list[tuple[str, int]]:
-    """Walk the model's reach flags and ranks back from the end class to the start topic.
-
-    Returns the (topic, class) steps in order: move a partition of ``topic`` into ``class``.
-    """
-    steps: list[tuple[str, int]] = []
-    c = c_end
-    for _ in range(len(tnode) + len(into_class) + 1):
-        if t_start in into_class[c]:  # the start topic feeds this class directly
-            steps.append((t_start, c))
-            return steps[::-1]
-        rank = value(f"kc{c}")
-        t = next(
-            (t for t in into_class[c] if value(f"rt{tnode[t]}") and value(f"kt{tnode[t]}") < rank),
-            None,
-        )
-        if t is None:
-            break
-        steps.append((t, c))
-        rank_t = value(f"kt{tnode[t]}")
-        c_prev = next((c2 for c2 in into_topic.get(t, ()) if value(f"rc{c2}") and value(f"kc{c2}") < rank_t), None)
-        if c_prev is None:
-            break
-        c = c_prev
-    raise SolverError("z3 model of invariant 'imbalance' does not contain a path (internal error)")
+def _global_program(f: _Facts, gr: _ChainGraph, tnode: Mapping[str, int]) -> _Program:
+    prog = _Program("imbalance")
+    prog.rel("source", "id", "num")  # a member of load l holds a partition of topic t
+    prog.rel("sink", "id", "num")  # class c has a member of load l
+    prog.rel("feeds", "id", "id")  # class c subscribes to topic t: a partition of t may move into c
+    prog.rel("passes", "id", "num", "id")  # a member of class c with load l holds a partition of t
+    prog.rel("topic_reached", "num", "id")  # from a source of load l, a partition of t can be moved
+    prog.rel("class_reached", "num", "id")  # from a source of load l, a member of class c can receive
+    prog.rel("improving", "num", "id", "num")
+    prog.var(t="id", c="id", l="num", l1="num", l2="num")
+    for fact in sorted({(tnode[t], f.loads[m]) for m in f.members for t in gr.movable[m]}):
+        prog.fact("source", *fact)
+    for fact in sorted({(gr.class_of[m], f.loads[m]) for m in f.members}):
+        prog.fact("sink", *fact)
+    for c, topics in enumerate(gr.class_topics):
+        for t in topics:
+            prog.fact("feeds", tnode[t], c)
+    for fact in sorted({(gr.class_of[m], f.loads[m], tnode[t]) for m in f.members for t in gr.movable[m]}):
+        prog.fact("passes", *fact)
+    prog.rule("(topic_reached l t)", "(source t l)")
+    prog.rule("(class_reached l c)", "(topic_reached l t)", "(feeds t c)")
+    # A shortest improving chain passes only through members of load l - 1 (lemma in the
+    # module docstring), so the next move starts from a member of that load.
+    prog.rule("(topic_reached l t)", "(class_reached l c)", "(passes c l1 t)", f"(= l1 (bvsub l {_num(1)}))")
+    # T1: the chain ends at a member at least 2 below the start.
+    prog.rule("(improving l c l2)", "(class_reached l c)", "(sink c l2)", f"(bvsge l (bvadd l2 {_num(2)}))")
+    return prog
 
 
-def _concrete_chain(
+def _reached(f: _Facts, gr: _ChainGraph, tnode: Mapping[str, int], level: int, timeout: float | None) -> tuple[set[str], set[int]]:
+    """The topics and classes Z3 derives as reached from the sources of load ``level``."""
+    prog = _global_program(f, gr, tnode)
+    prog.rel("reached", "num", "id")  # kind (0 topic, 1 class), node
+    prog.rule("(reached l t)", "(topic_reached l1 t)", f"(= l1 {_num(level)})", f"(= l {_num(0)})")
+    prog.rule("(reached l c)", "(class_reached l1 c)", f"(= l1 {_num(level)})", f"(= l {_num(1)})")
+    size = len(gr.topics) + len(gr.class_topics)
+    tuples = _violations(prog, "reached", limit=size, timeout=timeout)
+    return {gr.topics[n] for k, n in tuples if k == 0}, {n for k, n in tuples if k == 1}
+
+
+def _chain(
     f: _Facts,
-    movable: Mapping[str, Mapping[str, list[int]]],
-    class_members: Mapping[int, list[str]],
-    s: str,
-    d: str,
-    path: list[tuple[str, int]],
-) -> list[dict[str, Any]]:
-    """Members and partitions for a topic/class path, cut at repeated members, and re-verified."""
-    members = [s]
-    parts: list[TopicPartition] = []
-    for i, (t, c) in enumerate(path):
-        parts.append(TopicPartition(t, movable[members[-1]][t][0]))
-        if i + 1 < len(path):
-            nxt = path[i + 1][0]
-            members.append(next(m for m in class_members[c] if nxt in movable[m]))
-        else:
-            members.append(d)
-    chain_members: list[str] = []
+    gr: _ChainGraph,
+    reached: tuple[set[str], set[int]],
+    level: int,
+    c_end: int,
+    end_load: int,
+) -> list[tuple[str, str, TopicPartition]]:
+    """The shortest chain through the reached nodes, as moves (from, to, partition), verified."""
+    topics, classes = reached
+    # Breadth-first over (topic reached) -> (class reached) -> (topic held by a member of load
+    # level - 1 of that class), from the topics held by members of load ``level``.
+    start = [t for t in gr.topics if t in topics and any(f.loads[m] == level and t in gr.movable[m] for m in f.members)]
+    parent: dict[Any, Any] = {("t", t): None for t in start}
+    frontier = [("t", t) for t in start]
+    feeds: dict[str, list[int]] = defaultdict(list)
+    for c, ts in enumerate(gr.class_topics):
+        for t in ts:
+            feeds[t].append(c)
+    goal = None
+    while frontier and goal is None:
+        nxt = []
+        for node in frontier:
+            kind, x = node
+            if kind == "t":
+                succ = [("c", c) for c in feeds[x] if c in classes]
+            else:
+                succ = [
+                    ("t", t)
+                    for t in sorted({t for m in gr.class_members[x] if f.loads[m] == level - 1 for t in gr.movable[m]})
+                    if t in topics
+                ]
+            for s in succ:
+                if s not in parent:
+                    parent[s] = node
+                    nxt.append(s)
+                    if s == ("c", c_end):
+                        goal = s
+        frontier = nxt
+    if goal is None:
+        raise SolverError("z3 derived an improving chain that cannot be rebuilt (internal error)")
+    path = []
+    node = goal
+    while node is not None:
+        path.append(node)
+        node = parent[node]
+    path.reverse()  # t1, c1, t2, c2, ..., tk, c_end
+    steps = [(path[i][1], path[i + 1][1]) for i in range(0, len(path) - 1, 2)]
+    t1 = steps[0][0]
+    member = next(m for m in f.members if f.loads[m] == level and t1 in gr.movable[m])
     moves: list[tuple[str, str, TopicPartition]] = []
-    for i, m in enumerate(members):
-        if m in chain_members:  # a repeated member closes a cycle: drop the cycle's moves
-            j = chain_members.index(m)
-            del chain_members[j + 1 :]
-            del moves[j:]
-            continue
-        if i > 0:
-            moves.append((chain_members[-1], m, parts[i - 1]))
-        chain_members.append(m)
+    for i, (t, c) in enumerate(steps):
+        tp = TopicPartition(t, gr.movable[member][t][0])
+        if i + 1 < len(steps):
+            nt = steps[i + 1][0]
+            receiver = next(m for m in gr.class_members[c] if f.loads[m] == level - 1 and nt in gr.movable[m])
+        else:
+            receiver = next(m for m in gr.class_members[c] if f.loads[m] == end_load)
+        moves.append((member, receiver, tp))
+        member = receiver
     for a, b, tp in moves:  # every move must be a real move of this assignment
         if tp not in f.assigned[a] or tp.topic not in f.topics_of[b] or a == b:
             raise SolverError(f"improving chain read from z3 is not a valid move: {tp} {a} -> {b} (internal error)")
-    return [{"partition": _tp(tp), "from": a, "to": b} for a, b, tp in moves]
+    return moves
 
 
 # ------------------------------------------------------------------------------------------
@@ -660,6 +838,7 @@ def _check_cooperative_unsafe(f: _Facts, limit: int, timeout: float | None) -> l
     from .claims import claimants
 
     claims = claimants(f.scenario)
+    # Partitions are interchangeable here when they have the same holder and claimants.
     groups: dict[tuple[str, tuple[str, ...]], TopicPartition] = {}
     for m in f.ids:
         for tp in f.assigned[m]:
@@ -667,38 +846,27 @@ def _check_cooperative_unsafe(f: _Facts, limit: int, timeout: float | None) -> l
             if who and (m, who) not in groups:
                 groups[(m, who)] = tp
     rows = sorted(groups.items())
-    q = _Query("cooperative-unsafe", ints=["g", "h", "k"], bools=["claimant"], key=("g",))
-    # Row g: member h is assigned a partition that k members claim; `claimant` = h is one of them.
-    q.asserts.append(
-        _or(
-            [
-                _and(
-                    [
-                        _eq("g", i),
-                        _eq("h", f.mid[m]),
-                        _eq("k", len(who)),
-                        f"(= claimant {_or([_eq('h', f.mid[c]) for c in who])})",
-                    ]
-                )
-                for i, ((m, who), _) in enumerate(rows)
-            ]
-        )
-    )
+    prog = _Program("cooperative-unsafe")
+    prog.rel("assigned", "id", "id")  # group g's partitions are assigned to member h
+    prog.rel("claims", "id", "id")  # member x claims group g's partitions
+    prog.rel("claimed", "id")
+    prog.rel("unsafe", "id", "id")
+    prog.var(g="id", h="id", x="id")
+    for g, ((m, who), _) in enumerate(rows):
+        prog.fact("assigned", g, f.mid[m])
+        for x in who:
+            prog.fact("claims", g, f.mid[x])
+    prog.rule("(claimed g)", "(claims g x)")
     # R39: a claimed partition handed to a non-claimant in the same round.
-    q.asserts.append("(>= k 1)")
-    q.asserts.append("(not claimant)")
+    prog.rule("(unsafe g h)", "(assigned g h)", "(claimed g)", "(not (claims g h))")
     gens = {m.id: m.generation for m in f.scenario.members}
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        (m, who), tp = rows[value("g")]
+    for g, _ in _violations(prog, "unsafe", limit=limit, timeout=timeout):
+        (m, who), tp = rows[g]
         out.append(
             Violation(
                 "cooperative-unsafe",
-                {
-                    "partition": _tp(tp),
-                    "assigned_to": m,
-                    "claimants": [{"member": c, "generation": gens[c]} for c in who],
-                },
+                {"partition": _tp(tp), "assigned_to": m, "claimants": [{"member": c, "generation": gens[c]} for c in who]},
             )
         )
     return out
@@ -709,24 +877,23 @@ def _check_revoking_unclaimed(f: _Facts, limit: int, timeout: float | None) -> l
     if not rows:
         return []
     owned = {m.id: m.owned for m in f.scenario.members}
-    q = _Query("revoking-unclaimed", ints=["g", "m", "t", "p"], key=("g",))
-    # Row g: member m lists (t, p) in revoking.
-    q.asserts.append(
-        _or([_and([_eq("g", i), _eq("m", f.mid[m]), _eq("t", f.tid[tp.topic]), _eq("p", tp.partition)]) for i, (m, tp) in enumerate(rows)])
-    )
-    # Claim facts of the revoking members on the topics they revoke: m claims (t, p).
     wanted = {(m, tp.topic) for m, tp in rows}
-    facts = [
-        _and([_eq("m", f.mid[m]), _eq("t", f.tid[tp.topic]), _eq("p", tp.partition)])
-        for m in f.ids
-        for tp in owned.get(m, ())
-        if (m, tp.topic) in wanted
-    ]
-    q.asserts.append(f"(not {_or(facts)})")
+    claims = [(m, tp) for m in f.ids for tp in owned.get(m, ()) if (m, tp.topic) in wanted]
+    pid = {tp: i for i, tp in enumerate(sorted({tp for _, tp in rows} | {tp for _, tp in claims}))}
+    prog = _Program("revoking-unclaimed")
+    prog.rel("revokes", "id", "id")  # member m lists partition q in revoking
+    prog.rel("owns", "id", "id")  # member m claims partition q (owned)
+    prog.rel("unclaimed", "id", "id")
+    prog.var(m="id", q="id")
+    for m, tp in rows:
+        prog.fact("revokes", f.mid[m], pid[tp])
+    for m, tp in claims:
+        prog.fact("owns", f.mid[m], pid[tp])
+    prog.rule("(unclaimed m q)", "(revokes m q)", "(not (owns m q))")
+    by_id = sorted(pid, key=pid.__getitem__)
     out = []
-    for value in _solve(q, limit=limit, timeout=timeout):
-        m, tp = rows[value("g")]
-        out.append(Violation("revoking-unclaimed", {"member": m, "partition": _tp(tp)}))
+    for m, q in _violations(prog, "unclaimed", limit=limit, timeout=timeout):
+        out.append(Violation("revoking-unclaimed", {"member": f.member_name(m), "partition": _tp(by_id[q])}))
     return out
 
 
