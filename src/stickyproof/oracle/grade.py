@@ -131,7 +131,9 @@ def grade(
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
     settled, follow_ups, settle_error = _settle(scenario, assignment, run)
-    balanced, deferred = _balanced(scenario, settled, cooperative, time_limit)
+    # When nothing was withheld the settled assignment is the one just checked: its verdict for `mode` is known.
+    known = {mode: "imbalance" not in check.violated()} if settled is assignment and not check.deferred else {}
+    balanced, deferred = _balanced(scenario, settled, time_limit, known)
     if settle_error:
         violations.append(Violation("unstable", {"round": follow_ups + 1, "error": settle_error}))
     elif settled.revoking and any(settled.revoking.values()):
@@ -213,16 +215,16 @@ def _settle(scenario: Scenario, assignment: Assignment, run: Run | None) -> tupl
 
 
 def _balanced(
-    scenario: Scenario, settled: Assignment, cooperative: bool, time_limit: float | None
+    scenario: Scenario, settled: Assignment, time_limit: float | None, known: Mapping[str, bool]
 ) -> tuple[dict[str, bool | None], tuple[str, ...]]:
     pending = bool(settled.revoking and any(settled.revoking.values()))
     out: dict[str, bool | None] = {}
     for mode in ("uniform", "global", "kafka"):
-        if mode == "uniform" and not subscriptions_equal(scenario):
+        if (mode == "uniform" and not subscriptions_equal(scenario)) or pending:
             out[mode] = None
             continue
-        if pending:
-            out[mode] = None
+        if mode in known:
+            out[mode] = known[mode]
             continue
         # The settled assignment withholds nothing, so it is judged as an eager one.
         result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",), timeout=time_limit)
