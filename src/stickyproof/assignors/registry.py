@@ -28,9 +28,9 @@ takes its attribute ``balanced`` (a dotted path such as ``Cls.method`` works too
   values instead. ``stickyproof.model.scenario_from_dict`` reads it back into a ``Scenario``.
 * returns either ``{member_id: {topic: [partition, ...]}}`` or a full assignment document
   ``{"format": "stickyproof.assignment/1", "assignment": {...}, "revoking": {...}}``. Members left
-  out get nothing. The value is checked like any assignment document (types, negative or repeated
-  partitions, unknown member ids): a bad value raises ``InvalidScenario`` naming the path, e.g.
-  ``result.c1.orders[2]``. Whether the assignment is any good is the graders' business, not the
+  out get nothing. The value is checked like any assignment document (types, negative partitions,
+  unknown member ids; a partition listed twice is kept, for the graders to report as ``duplicate``):
+  a bad value raises ``InvalidScenario`` naming the path, e.g. ``result.c1.orders[2]``. Whether the assignment is any good is the graders' business, not the
   registry's.
 * may raise anything: the exception is wrapped in ``AssignorFailure`` (its type and message kept,
   the original chained as ``__cause__``); an ``AssignorFailure`` it raises passes through unchanged.
@@ -258,7 +258,7 @@ def _read_user_result(ref: str, result: Any, member_ids: list[str]) -> Assignmen
         for member_id, partitions in result.items():
             if not isinstance(member_id, str):
                 raise InvalidScenario("result", f"member ids must be strings, got {member_id!r} (returned by {ref})")
-            raw_assignment[member_id] = partitions_by_topic(partitions, f"result.{member_id}")
+            raw_assignment[member_id] = partitions_by_topic(partitions, f"result.{member_id}", allow_repeats=True)
         where = "result"
     known = set(member_ids)
     for section, mapping in ((where, raw_assignment), ("result.revoking", revoking)):
