@@ -81,7 +81,7 @@ BALANCE_MODES = ("uniform", "global", "kafka")
 
 @dataclass(frozen=True, eq=True)
 class Violation:
-    """One broken invariant and the witness read from the Z3 model (JSON-ready values)."""
+    """One broken invariant and the witness read from Z3's answer (JSON-ready values)."""
 
     invariant: str
     witness: Mapping[str, Any]
