@@ -126,3 +126,36 @@ def test_view_optimum_is_what_the_assignor_could_know():
     g = grade(truth, run=lambda s: Assignment({"a": (T(2), T(3)), "b": (T(0), T(1))}), view=view)
     assert (g.optimal_kept, g.optimal_kept_truth, g.kept) == (0, 2, 0)
     assert g.stickiness == 1.0 and g.stickiness_truth == 0.0
+
+
+def test_an_answer_that_is_not_an_assignment_is_recorded_as_an_error():
+    g = grade(scenario(), run=lambda s: {"a": [T(0)]}, assignor="dict")
+    assert not g.valid and g.error == "TypeError: the assignor returned dict, not an Assignment"
+
+
+def test_the_follow_up_round_is_checked_too():
+    s = scenario("cooperative", owned={"a": [0, 1, 2, 3]})
+
+    def drops_in_round_two(sc):
+        if len(sc.member("a").owned) == 4:  # round 1: withhold t-2, t-3 correctly
+            return Assignment({"a": (T(0), T(1)), "b": ()}, {"a": (T(2), T(3))})
+        return Assignment({"a": (T(0), T(1)), "b": (T(2),)})  # round 2 forgets t-3
+
+    g = grade(s, run=drops_in_round_two)
+    witnesses = [v.witness for v in g.violations if v.invariant == "unassigned"]
+    assert witnesses == [{"partition": ["t", 3], "topic_unassigned": 1, "round": 2}]
+
+
+def test_stability_is_asked_one_generation_after_the_settled_round():
+    s = scenario("cooperative", owned={"a": [0, 1, 2, 3]}, generation=6)
+    seen = []
+
+    def cooperative(sc):
+        seen.append(max(m.generation for m in sc.members))
+        if len(sc.member("a").owned) == 4:
+            return Assignment({"a": (T(0), T(1)), "b": ()}, {"a": (T(2), T(3))})
+        return Assignment({"a": (T(0), T(1)), "b": (T(2), T(3))})
+
+    g = grade(s, run=cooperative)
+    assert g.valid, g.violations
+    assert seen == [6, 7, 6, 8]  # round 1, its follow-up, round 1 again (determinism), stability

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping
 
 from ..model import Assignment, Member, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
-from .invariants import Violation, check_assignment, default_balance, subscriptions_equal
+from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, default_balance, subscriptions_equal
 
 __all__ = ["Grade", "grade", "MAX_FOLLOW_UPS"]
 
@@ -119,7 +119,7 @@ def grade(
     if run is not None:
         start = time.perf_counter()
         try:
-            assignment = run(scenario)
+            assignment = _call(run, scenario)
         except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
             return _failed(assignor, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
         assign_seconds = time.perf_counter() - start
@@ -130,7 +130,7 @@ def grade(
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
-    settled, follow_ups, settle_error = _settle(scenario, assignment, run)
+    settled, follow_ups, settle_error, settled_state = _settle(scenario, assignment, run)
     # When nothing was withheld the settled assignment is the one just checked: its verdict for `mode` is known.
     known = {mode: "imbalance" not in check.violated()} if settled is assignment and not check.deferred else {}
     balanced, deferred = _balanced(scenario, settled, time_limit, known)
@@ -140,9 +140,16 @@ def grade(
         violations.append(Violation("unstable", {"rounds": follow_ups, "still_revoking": _tps(settled.revoking)}))
     if "imbalance" in check.deferred and balanced.get(mode) is False:
         violations.append(Violation("imbalance", {"mode": mode, "after_follow_ups": follow_ups, "loads": settled.loads()}))
+    if settled is not assignment:
+        # The follow-up round is an assignment too: it may drop, duplicate or unsafely hand over what round 1 kept.
+        later = check_assignment(
+            settled_state, settled, balance=mode, cooperative=cooperative, timeout=time_limit,
+            only=[i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"],
+        )
+        violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
 
     if run is not None and not settle_error:
-        violations.extend(_run_invariants(scenario, assignment, settled, run))
+        violations.extend(_run_invariants(scenario, assignment, settled, run, settled_state))
 
     solve_start = time.perf_counter()
     from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
@@ -201,17 +208,30 @@ def next_generation(scenario: Scenario, assignment: Assignment) -> Scenario:
     return replace(scenario, members=members)
 
 
-def _settle(scenario: Scenario, assignment: Assignment, run: Run | None) -> tuple[Assignment, int, str | None]:
-    """Replay cooperative follow-up rounds until nothing is withheld (at most MAX_FOLLOW_UPS)."""
+def _settle(scenario: Scenario, assignment: Assignment, run: Run | None) -> tuple[Assignment, int, str | None, Scenario]:
+    """Replay cooperative follow-up rounds until nothing is withheld (at most MAX_FOLLOW_UPS).
+
+    Returns the last answer, the number of follow-ups, the error that stopped them (or None), and
+    the scenario the last answer was given for.
+    """
     current, state, rounds = assignment, scenario, 0
     while run is not None and current.revoking and any(current.revoking.values()) and rounds < MAX_FOLLOW_UPS:
-        state = next_generation(state, current)
+        following = next_generation(state, current)
         try:
-            current = run(state)
+            current = _call(run, following)
         except Exception as exc:
-            return current, rounds, f"{type(exc).__name__}: {exc}"
+            return current, rounds, f"{type(exc).__name__}: {exc}", state
+        state = following
         rounds += 1
-    return current, rounds, None
+    return current, rounds, None, state
+
+
+def _call(run: Run, scenario: Scenario) -> Assignment:
+    """``run(scenario)``, refusing an answer that is not an Assignment (a user callable's bug is graded, not crashed on)."""
+    answer = run(scenario)
+    if not isinstance(answer, Assignment):
+        raise TypeError(f"the assignor returned {type(answer).__name__}, not an Assignment")
+    return answer
 
 
 def _balanced(
@@ -232,17 +252,21 @@ def _balanced(
     return out, ("imbalance",) if pending else ()
 
 
-def _run_invariants(scenario: Scenario, first: Assignment, settled: Assignment, run: Run) -> list[Violation]:
+def _run_invariants(
+    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario
+) -> list[Violation]:
+    """``nondeterministic``: run the first round again; ``unstable``: feed the settled answer back
+    at the generation after the round that produced it (``settled_state``)."""
     found: list[Violation] = []
     try:
-        again = run(scenario)
+        again = _call(run, scenario)
     except Exception as exc:
         return [Violation("nondeterministic", {"second_run_error": f"{type(exc).__name__}: {exc}"})]
     diff = _first_difference(first, again)
     if diff is not None:
         found.append(Violation("nondeterministic", diff))
     try:
-        following = run(next_generation(scenario, settled))
+        following = _call(run, next_generation(settled_state, settled))
     except Exception as exc:
         return found + [Violation("unstable", {"error": f"{type(exc).__name__}: {exc}"})]
     diff = _first_difference(settled, following)
