@@ -92,7 +92,7 @@ def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
 
 @needs_grade
 def test_time_limit_is_a_failure_of_its_own():
-    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, time_limit=0.25)
+    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, time_limit=0.5)
     assert result.found and result.finding.failure == "time-limit"
     assert result.finding.to_dict()["size"]["members"] == 4  # fewer members would be fast
 
