@@ -4,14 +4,17 @@
 
     hunting_space     the space the assignor can meet: the scenario space minus the rebalance
                       protocols it does not support (R36: a consumer refuses that configuration)
-    _search           Hypothesis draws groups from the space (``strategies.from_space``) under
-                      ``@seed(seed)`` with no example database, so one seed is one run on any
-                      machine; each group is judged (``judge``) and ``target()`` steers the
-                      search toward low stickiness; the first failing group ends the search
+    _search           Hypothesis draws groups from the space (``strategies.from_space``, half
+                      of them from the upper half of the member range) under ``@seed(seed)``
+                      with no example database, so one seed is one run on any machine; each
+                      group is judged (``judge``), ``target()`` steers the search toward low
+                      stickiness, and the first failing group ends the search. Cooperative
+                      groups with v0 claims are left out (``claims_invisible``).
     shrink            deterministic delta debugging of that group, keeping a reduction only
-                      while the group stays in the space and fails the same way
+                      while the group stays in the space (``space_admits``) and fails the same
+                      way (or a more severe way, which is then what is reported)
     judge             the shrunk group, judged once more for the report: the violated
-                      invariant, the oracle's witness, and a regression document
+                      invariant, the oracle's witness, and ``regression_document``
 
 A group *fails* when, in this order: the assignor raised (``error``), ran past the time limit
 (``time-limit``), broke an invariant of ``models/invariants.md`` as graded by
@@ -58,6 +61,7 @@ __all__ = [
     "space_admits",
     "claims_invisible",
     "regression_document",
+    "regression_name",
 ]
 
 #: What a failing group can break, most severe first: the assignor raised, ran past the time
