@@ -312,3 +312,16 @@ def test_scenario_values_built_in_python_work_too():
     result = check_assignment(scenario, Assignment({"a": (TopicPartition("t", 0),), "b": (TopicPartition("t", 1),)}))
     assert result.valid
     assert set(ASSIGNMENT_INVARIANTS) >= set(result.violated())
+
+
+def test_a_query_out_of_time_raises_solver_error_rather_than_passing():
+    from stickyproof.errors import SolverError
+
+    topics = {f"t{i:02d}": 200 for i in range(40)}
+    members = [{"id": f"c{i:03d}", "topics": sorted(topics)[i % 7 :: 3]} for i in range(300)]
+    scenario = group(topics, members)
+    owners: dict[str, list[TopicPartition]] = {m["id"]: [] for m in members}
+    for tp in scenario.subscribed_partitions():
+        owners[min((m["id"] for m in members if tp.topic in m["topics"]), key=lambda m: (len(owners[m]), m))].append(tp)
+    with pytest.raises(SolverError, match="limit"):
+        check_assignment(scenario, Assignment({m: tuple(v) for m, v in owners.items()}), timeout=1e-6)

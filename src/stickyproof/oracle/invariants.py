@@ -340,6 +340,8 @@ def _violations(prog: _Program, relation: str, *, limit: int, timeout: float | N
             raise SolverError(f"z3 reported invariant {prog.invariant!r} violated but gave no tuple (internal error)")
         return found
     except z3.Z3Exception as exc:
+        if timeout is not None and "canceled" in str(exc):
+            raise SolverError(f"z3 gave up on invariant {prog.invariant!r} at the {timeout} s limit") from exc
         raise SolverError(f"z3 failed on invariant {prog.invariant!r}: {exc}") from exc
 
 
