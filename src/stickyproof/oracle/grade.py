@@ -3,7 +3,7 @@
 The grader never imports the assignors or the leader (ARCHITECTURE.md): it receives ``run``, a
 callable ``Scenario -> Assignment``, from outside (the CLI and the sweep pass the leader path).
 
-Measures (models/invariants.md §3):
+Measures (models/invariants.md §3, §4):
 
 - ``violations``: ``check_assignment`` on the *truth* scenario (the members' stated owned partitions
   and generations): an assignor that cannot see a v0 member's claims still breaks cooperative
