@@ -273,3 +273,27 @@ def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
     assert "ROWS 4" in done.stdout
     ks = keys(out)
     assert sorted(ks) == [(3, i, "a") for i in range(4)]
+
+
+def test_stickyproof_sweep_command_grades_real_groups(spark, tmp_path, capsys):
+    """The CLI on the shared session: real sampler, leader, assignors and oracles; summary and report."""
+    pytest.importorskip("stickyproof.oracle.grade", reason="oracle/grade.py (the grader) is not there yet")
+    from stickyproof.cli import main
+
+    out = tmp_path / "run"
+    args = ["sweep", "--groups", "6", "--seed", "11", "--assignors", "range,cooperative-sticky", "--out", str(out),
+            "--space", "members=1..4", "partitions=1..4", "--triage-seconds", "20"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"report: {out / 'report.html'}" in printed and "cooperative-sticky" in printed
+    rows = read_table(SweepDir(out).grades).to_pylist()
+    assert sorted((r["index"], r["assignor"]) for r in rows) == [(i, a) for i in range(6) for a in ("cooperative-sticky", "range")]
+    graded = [r for r in rows if not r["skipped"]]
+    assert graded and all(r["error"] or r["stickiness"] is not None for r in graded)
+    assert all(r["skipped"] == "cooperative protocol unsupported (R36)" for r in rows if r["assignor"] == "range" and r["protocol"] == "cooperative")
+    failing = {f"11-{r['index']}-{r['assignor']}.json" for r in rows if r["valid"] is False and r["scenario"]}
+    assert {p.name for p in (out / "failures").iterdir()} == failing
+    # The same command again grades nothing new.
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["rows_computed"], doc["rows_present_before"]) == (0, 12)

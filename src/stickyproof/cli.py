@@ -237,7 +237,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome.to_dict())
     else:
-        console = Console()
+        console = Console(width=None if sys.stdout.isatty() else 150)  # piped: wide enough for the table
         console.print(summary_table(outcome.summary))
         g = outcome.grading
         failing = sum(line.failing for line in outcome.summary.lines if line.scenario_class == "all")
