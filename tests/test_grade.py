@@ -159,3 +159,19 @@ def test_stability_is_asked_one_generation_after_the_settled_round():
     g = grade(s, run=cooperative)
     assert g.valid, g.violations
     assert seen == [6, 7, 6, 8]  # round 1, its follow-up, round 1 again (determinism), stability
+
+
+def test_the_oracles_own_cooperative_optimum_grades_fully_sticky():
+    # a (generation 1) owns t-0; b (generation -1, stale) still lists it. The target keeps t-0 with a,
+    # which lists it itself, so round 1 hands nobody anything new and need not withhold it (D5, R34).
+    from stickyproof.oracle.flow import solve_flow
+
+    s = scenario_from_dict({
+        "format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 2},
+        "members": [{"id": "a", "topics": ["t"], "owned": {"t": [0]}, "generation": 1},
+                    {"id": "b", "topics": ["t"], "owned": {"t": [0]}, "generation": -1}],
+    })
+    best = solve_flow(s)
+    assert T(0) in best.assignment.assignment["a"] and not any(best.assignment.revoking.values())
+    g = grade(s, assignment=best.assignment)
+    assert g.valid and g.kept == g.optimal_kept == 1 and g.stickiness == 1.0

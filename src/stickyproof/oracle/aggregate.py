@@ -325,8 +325,10 @@ def to_assignment(agg: Aggregate, owner: np.ndarray) -> Assignment:
 def cooperative_round(scenario: Scenario, target: Assignment) -> Assignment:
     """O4: the round-1 assignment = target minus transferring partitions (D5), listed under ``revoking``.
 
-    A partition is transferring when some member other than its target owner lists it in
-    ``owned``; each such member must revoke it first, so it is withheld this round.
+    A partition is transferring when its target owner does not list it in ``owned`` and some other
+    member does: each such member must revoke it first, so it is withheld this round. A partition
+    its target owner already lists stays with it (a stale rival revokes its belief, nobody is
+    handed anything: the cooperative-safety invariant, and Kafka's R34).
     """
     holders = claimants(scenario)
     owner_of = {tp: m for m, tps in target.assignment.items() for tp in tps}
@@ -335,7 +337,7 @@ def cooperative_round(scenario: Scenario, target: Assignment) -> Assignment:
     for tp, who in holders.items():
         new = owner_of.get(tp)
         others = [m for m in who if m != new]
-        if others:
+        if others and new not in who:
             withheld.add(tp)
             for m in others:
                 revoking.setdefault(m, []).append(tp)
