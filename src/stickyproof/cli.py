@@ -275,7 +275,7 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         "--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help=f"oracle time limit per solve, seconds (default {DEFAULT_TIME_LIMIT:g})"
     )
     p.add_argument("--chunk", type=int, default=None, help="groups per committed chunk (default: automatic)")
-    p.add_argument("--triage-seconds", type=float, default=60.0, help="time budget for shrinking failures (default 60)")
+    p.add_argument("--triage-seconds", type=float, default=30.0, help="time budget for shrinking failures (default 30)")
     p.add_argument("--no-report", action="store_true", help="skip triage and report.html")
     p.add_argument("--strict", action="store_true", help="exit 1 when any row failed")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON instead of the table")

@@ -56,22 +56,24 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(assignors)), 4))
     data = [ok.loc[ok["assignor"] == a, "stickiness"].dropna().to_numpy() for a in assignors]
     if any(len(d) for d in data):
-        ax.boxplot([d if len(d) else [float("nan")] for d in data], tick_labels=assignors, showmeans=True)
+        ax.boxplot([d if len(d) else [float("nan")] for d in data], tick_labels=assignors, showmeans=True, showfliers=False)
     ax.set_ylabel("stickiness (kept / optimal kept)")
-    ax.set_title("Stickiness per assignor")
-    ax.tick_params(axis="x", rotation=30)
+    ax.set_title("Stickiness per assignor (box 25-75 %, whiskers 1.5 IQR, triangle = mean, outliers not drawn)")
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     out.append(("Stickiness distribution per assignor", _png(fig)))
 
     # Stickiness gap against group size.
     fig, ax = plt.subplots(figsize=(7, 4))
-    gap = ok.assign(gap=ok["optimal_kept"] - ok["kept"])
+    # Against the optimum over the *true* ownership: what full knowledge could have kept. (The
+    # view's optimum can be 0 when the wire hid every claim, which would make every gap negative.)
+    gap = ok.assign(gap=ok["optimal_kept_truth"] - ok["kept"])
     for a in assignors:
         mine = gap[(gap["assignor"] == a) & gap["gap"].notna()]
         if len(mine):
             means = mine.groupby("subscribed_partitions")["gap"].mean()
             ax.plot(means.index, means.to_numpy(), marker="o", ms=3, label=a)
     ax.set_xlabel("subscribed partitions")
-    ax.set_ylabel("mean partitions short of the optimum")
+    ax.set_ylabel("mean partitions short of the optimum\n(over the true ownership)")
     ax.set_title("Stickiness gap against group size")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
@@ -104,9 +106,10 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
         counts = [int((mine[name] == True).sum()) for name in INVARIANTS] + [int(mine["error"].notna().sum())]  # noqa: E712
         ax.bar([x + i * width for x in range(len(labels))], counts, width=width, label=a)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))], labels, rotation=30, ha="right")
+    ax.set_yscale("symlog")
     ax.set_ylabel("rows")
     ax.set_title("Violations by invariant")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     out.append(("Violations by invariant", _png(fig)))
     return out
 

@@ -32,7 +32,7 @@ __all__ = ["Signature", "TriageCase", "signatures_of", "shrink", "greedy_shrink"
 
 MAX_EVALUATIONS = 150
 MAX_SIGNATURES = 24
-DEFAULT_BUDGET_SECONDS = 60.0
+DEFAULT_BUDGET_SECONDS = 30.0
 
 
 @dataclass(frozen=True, order=True)
