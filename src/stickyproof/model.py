@@ -225,24 +225,7 @@ def _member_from_json(raw: Any, path: str) -> Member:
     topics_raw = _expect(_require(raw, "topics", path), list, f"{path}.topics", "an array of topic names")
     topics = tuple(_expect(t, str, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
     owned_raw = raw.get("owned", {})
-    if owned_raw is None:
-        owned_raw = {}
-    _expect(owned_raw, Mapping, f"{path}.owned", "an object of topic to partition list")
-    owned: list[TopicPartition] = []
-    for topic, parts in owned_raw.items():
-        ppath = f"{path}.owned.{topic}"
-        _expect(parts, list, ppath, "an array of partition numbers")
-        seen: set[int] = set()
-        for i, p in enumerate(parts):
-            p = _int(p, f"{ppath}[{i}]", "a partition number")
-            if p < 0:
-                raise InvalidScenario(f"{ppath}[{i}]", f"negative partition {p}")
-            if p > INT32_MAX:
-                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} exceeds int32")
-            if p in seen:
-                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} listed twice")
-            seen.add(p)
-            owned.append(TopicPartition(topic, p))
+    owned = partitions_by_topic({} if owned_raw is None else owned_raw, f"{path}.owned")
     generation = _int(raw.get("generation", DEFAULT_GENERATION), f"{path}.generation", "an integer generation")
     if not -(2**31) <= generation <= INT32_MAX:
         raise InvalidScenario(f"{path}.generation", f"generation {generation} outside int32")
@@ -260,7 +243,7 @@ def _member_from_json(raw: Any, path: str) -> Member:
         assignors_raw = []
     _expect(assignors_raw, list, f"{path}.assignors", "an array of assignor names")
     assignors = tuple(_expect(a, str, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
-    return Member(member_id, topics, tuple(owned), generation, version, rack, instance_id, assignors)
+    return Member(member_id, topics, owned, generation, version, rack, instance_id, assignors)
 
 
 def scenario_from_dict(doc: Any) -> Scenario:
@@ -310,6 +293,8 @@ def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> 
             p = _int(p, f"{ppath}[{i}]", "a partition number")
             if p < 0:
                 raise InvalidScenario(f"{ppath}[{i}]", f"negative partition {p}")
+            if p > INT32_MAX:
+                raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} exceeds int32")
             if p in seen and not allow_repeats:
                 raise InvalidScenario(f"{ppath}[{i}]", f"partition {p} listed twice")
             seen.add(p)
