@@ -13,7 +13,10 @@ to be given its mechanism and kept.
 
 Known Kafka hazard, allowed here and pinned by its own regression file: ``sticky`` hands a member
 that rejoins with fewer topics its old partition of a dropped topic through ``prevAssignment``
-(KAFKA_SEMANTICS §10 K3); the member refuses it and the group rebalances for ever.
+(KAFKA_SEMANTICS §10 K3); the member refuses it and the group rebalances for ever. And
+``cooperative-sticky`` on the general path (subscriptions differ) may need a third or fourth rebalance
+after an event, as Kafka's own tests allow (R40): tolerated up to four when the generation's
+subscriptions differ, pinned by ``cooperative-sticky-general-path-needs-a-third-rebalance.json``.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
-import pytest
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
-from stickyproof.group import Event, Simulation, event_from_dict, simulation_to_dict
+from stickyproof.group import Simulation, event_from_dict, simulation_to_dict
 from stickyproof.model import Member, Scenario, Topic, TopicPartition, scenario_to_dict
 
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
@@ -51,6 +54,7 @@ class GroupMachine(RuleBasedStateMachine):
     ASSIGNOR = "range"
     PROTOCOL = "eager"
     KNOWN_K3 = False
+    KNOWN_GENERAL_PATH_THIRD_REBALANCE = False
     WITHOUT: tuple[str, ...] = ()
 
     def __init__(self):
@@ -76,6 +80,9 @@ class GroupMachine(RuleBasedStateMachine):
             notes = [n for s in self.sim.steps for n in s.notes]
             if any(K3_REFUSAL in n for n in notes):
                 found = [v for v in found if v.monitor not in ("no-rebalance-loop", "cooperative-convergence")]
+        if self.KNOWN_GENERAL_PATH_THIRD_REBALANCE:
+            found = [v for v in found if not (v.monitor == "cooperative-convergence" and dict(v.witness).get("equal_subscriptions") is False
+                                              and dict(v.witness).get("since_disturbance", 0) <= 4)]
         return found
 
     def check(self) -> None:
@@ -198,6 +205,7 @@ class CooperativeStickyEager(GroupMachine):
 
 class CooperativeStickyCooperative(GroupMachine):
     ASSIGNOR, PROTOCOL = "cooperative-sticky", "cooperative"
+    KNOWN_GENERAL_PATH_THIRD_REBALANCE = True
 
 
 class TwoBounceUpgrade(GroupMachine):
@@ -275,5 +283,6 @@ def test_found_incident_shrinks_to_a_short_schedule(machine, monkeypatch):
     assert str(info.value).count('"event":') <= 3
 
 
-def test_known_k3_loop_is_pinned_by_a_regression_file():
+def test_known_findings_are_pinned_by_regression_files():
     assert (REGRESSIONS / "sticky-prev-assignment-unsubscribed-topic-rebalance-loop.json").exists()
+    assert (REGRESSIONS / "cooperative-sticky-general-path-needs-a-third-rebalance.json").exists()

@@ -34,7 +34,8 @@ class TickState:
     member_generations: Mapping[str, tuple[int, int]]  # process key -> (epoch, generation of its last assignment)
     epoch: int
     committed: tuple[tuple[int, int, int], ...]  # new (tick, epoch, generation) commits this tick
-    formed: tuple[tuple[int, int, bool, int], ...]  # new (tick, generation, all cooperative, nth since disturbance)
+    # new generations: (tick, generation, all cooperative, nth since the disturbance, subscriptions all equal)
+    formed: tuple[tuple[int, int, bool, int, bool], ...]
     settled: bool
     subscribed_partitions: frozenset[TopicPartition]
 
@@ -117,12 +118,13 @@ class Monitors:
 
         # cooperative-convergence and no-rebalance-loop, at each generation formed by a rebalance
         # that started after the last disturbance
-        for tick, generation, cooperative, count in s.formed:
+        for tick, generation, cooperative, count, equal in s.formed:
             if cooperative and count > self.cooperative_bound:
                 v = self._report(
                     "cooperative-convergence", s.tick, ("gen", generation),
                     f"generation {generation} is the {_ordinal(count)} since the last disturbance (bound {self.cooperative_bound})",
-                    {"generation": generation, "since_disturbance": count}, seen["cooperative-convergence"],
+                    {"generation": generation, "since_disturbance": count, "equal_subscriptions": equal},
+                    seen["cooperative-convergence"],
                 )
                 out += [v] if v else []
             if count > self.loop_bound:

@@ -21,8 +21,8 @@ from .coordinator import STABLE as GROUP_STABLE
 from .coordinator import Coordinator, GroupMember
 from .events import Event, Schedule, simulation_to_dict
 from .member import STABLE, STOPPED, MemberProcess
-from .messages import JoinMetadata, Response
-from .monitors import MONITORS, Monitors, TickState, partitions_of
+from .messages import Response
+from .monitors import Monitors, TickState, partitions_of
 from .trace import TRACE_FORMAT, GroupView, MemberView, Step, Verdict, Violation, step_to_dict
 
 __all__ = ["Simulation", "SimulationResult", "simulate"]
@@ -429,9 +429,10 @@ class Simulation:
         formed = []
         for tick, generation, ids, rebalance in new_formed:
             all_coop = all(self._protocol_of(i) == COOPERATIVE for i in ids)
+            subscriptions = {frozenset(co.members[i].metadata.topics) for i in ids if i in co.members}
             if rebalance > self._rebalance_mark:
                 self._since += 1
-                formed.append((tick, generation, all_coop, self._since))
+                formed.append((tick, generation, all_coop, self._since, len(subscriptions) <= 1))
         running = {n: p for n, p in self.processes.items() if p.running}
         counts = {n: tp.partitions for n, tp in self.cluster.items()}
         subscribed = partitions_of({topic for p in running.values() for topic in p.config.topics}, counts)
