@@ -3,14 +3,11 @@
 A signature is (assignor, what failed, scenario class): what failed is the violated invariant
 (a row violating two invariants belongs to two signatures) or ``error:<stage>:<ExceptionType>``
 for a crash; the scenario class is the subscription kind and protocol. For each signature the
-smallest failing scenario (fewest partitions, then members) is shrunk by greedy delta debugging
-(``shrink``): remove members, topics, partitions, subscriptions and owned claims, coarse chunks
-first, keeping a removal whenever the same signature still fails. The result goes to
-``DIR/triage/<signature>.json`` with the command that replays it.
-
-``shrink`` delegates to the hunt's deterministic delta debugging (``stickyproof.hunt.shrink_search``),
-which also plainer-izes values (renames members, compacts claims); ``greedy_shrink`` is the
-sweep's own smaller fallback for an installation without the hunt.
+smallest failing scenario (fewest partitions, then members) is shrunk by the hunt's deterministic
+delta debugging (``shrink``, which is ``stickyproof.hunt.shrink_search``: remove members, topics,
+partitions, subscriptions and owned claims, coarse chunks first, then plainer values), keeping a
+removal whenever the same signature still fails. The result goes to ``DIR/triage/<signature>.json``
+with the command that replays it.
 Shrinking re-grades every candidate, so it is bounded by a count of evaluations per signature
 (deterministic) and a wall-clock budget for the whole triage (a case stopped by the clock says so).
 """
@@ -20,11 +17,11 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
-from ..model import Member, Scenario, dump_json, scenario_from_dict, scenario_to_dict
+from ..model import Scenario, dump_json, scenario_from_dict, scenario_to_dict
 from .rows import INVARIANTS, RowParams, grade_row
 from .store import SweepDir, _write_atomic, failure_file_name, read_table
 
@@ -107,69 +104,6 @@ def signatures_of(row: Mapping[str, Any]) -> list[Signature]:
     return [Signature(str(row["assignor"]), f, _class_of(row)) for f in failures_of(row)]
 
 
-def _size(scenario: Scenario) -> tuple[int, int, int]:
-    return (len(scenario.members), len(scenario.topics), len(scenario.subscribed_partitions()))
-
-
-# ------------------------------------------------------------------------------------------
-# Shrinking
-
-
-def _without_topic(s: Scenario, name: str) -> Scenario:
-    members = tuple(
-        replace(m, topics=tuple(t for t in m.topics if t != name), owned=tuple(tp for tp in m.owned if tp.topic != name))
-        for m in s.members
-    )
-    return replace(s, topics=tuple(t for t in s.topics if t.name != name), members=members)
-
-
-def _fewer_partitions(s: Scenario, name: str, count: int) -> Scenario:
-    topics = tuple(
-        replace(t, partitions=count, racks=None if t.racks is None else t.racks[:count]) if t.name == name else t
-        for t in s.topics
-    )
-    members = tuple(
-        replace(m, owned=tuple(tp for tp in m.owned if not (tp.topic == name and tp.partition >= count))) for m in s.members
-    )
-    return replace(s, topics=topics, members=members)
-
-
-def _replace_member(s: Scenario, i: int, member: Member) -> Scenario:
-    return replace(s, members=s.members[:i] + (member,) + s.members[i + 1 :])
-
-
-def _chunks(items: Sequence[Any]) -> Iterable[tuple[Any, ...]]:
-    """Halves, quarters, ... singletons: the coarse-to-fine removal sets of delta debugging."""
-    n = len(items)
-    size = n // 2
-    while size >= 1:
-        for start in range(0, n, size):
-            yield tuple(items[start : start + size])
-        size //= 2
-
-
-def _candidates(s: Scenario) -> Iterable[Scenario]:
-    """Smaller scenarios, biggest reductions first. Each keeps at least one member."""
-    members = list(range(len(s.members)))
-    for drop in _chunks(members):
-        if len(drop) < len(members):
-            yield replace(s, members=tuple(m for i, m in enumerate(s.members) if i not in drop))
-    for topic in [t.name for t in s.topics]:
-        yield _without_topic(s, topic)
-    for t in s.topics:
-        if t.partitions > 1:
-            yield _fewer_partitions(s, t.name, t.partitions // 2)
-            if t.partitions - 1 != t.partitions // 2:
-                yield _fewer_partitions(s, t.name, t.partitions - 1)
-    for i, m in enumerate(s.members):
-        for drop in _chunks(list(m.owned)):
-            yield _replace_member(s, i, replace(m, owned=tuple(tp for tp in m.owned if tp not in drop)))
-    for i, m in enumerate(s.members):
-        if len(m.topics) > 1:
-            for t in m.topics:
-                yield _replace_member(s, i, replace(m, topics=tuple(x for x in m.topics if x != t)))
-
-
 def shrink(
     scenario: Scenario,
     still_fails: Callable[[Scenario], bool],
@@ -177,42 +111,12 @@ def shrink(
     max_evaluations: int = MAX_EVALUATIONS,
     deadline: float | None = None,
 ) -> tuple[Scenario, int, bool]:
-    """The hunt's delta debugging (``stickyproof.hunt.shrink_search``) when it is installed, else
-    the sweep's own greedy one; returns (smallest failing scenario, evaluations, stopped by deadline)."""
-    try:
-        from ..hunt import shrink_search
-    except ImportError:
-        return greedy_shrink(scenario, still_fails, max_evaluations=max_evaluations, deadline=deadline)
+    """The hunt's deterministic delta debugging (``stickyproof.hunt.shrink_search``), one shrinker for
+    both; returns (smallest failing scenario, evaluations spent, whether the deadline stopped it)."""
+    from ..hunt import shrink_search
+
     result = shrink_search(scenario, still_fails, max_evaluations=max_evaluations, deadline=deadline)
     return result.scenario, result.evaluations, result.stopped_by == "deadline"
-
-
-def greedy_shrink(
-    scenario: Scenario,
-    still_fails: Callable[[Scenario], bool],
-    *,
-    max_evaluations: int = MAX_EVALUATIONS,
-    deadline: float | None = None,
-) -> tuple[Scenario, int, bool]:
-    """Greedy delta debugging: take the first candidate that still fails, repeat until none does.
-
-    Returns (smallest failing scenario, evaluations spent, whether the deadline stopped it).
-    Deterministic for a deterministic ``still_fails`` and no deadline hit.
-    """
-    current, evaluations = scenario, 0
-    progress = True
-    while progress:
-        progress = False
-        for candidate in _candidates(current):
-            if evaluations >= max_evaluations:
-                return current, evaluations, False
-            if deadline is not None and time.monotonic() > deadline:
-                return current, evaluations, True
-            evaluations += 1
-            if still_fails(candidate):
-                current, progress = candidate, True
-                break
-    return current, evaluations, False
 
 
 def _still_fails(signature: Signature, params: RowParams) -> Callable[[Scenario], bool]:
