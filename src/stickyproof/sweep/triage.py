@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -102,6 +102,10 @@ def failures_of(row: Mapping[str, Any]) -> list[str]:
 
 def signatures_of(row: Mapping[str, Any]) -> list[Signature]:
     return [Signature(str(row["assignor"]), f, _class_of(row)) for f in failures_of(row)]
+
+
+def _size(scenario: Scenario) -> tuple[int, int, int]:
+    return (len(scenario.members), len(scenario.topics), len(scenario.subscribed_partitions()))
 
 
 def shrink(
