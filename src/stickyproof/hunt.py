@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .assignors.registry import AssignorInfo, get_assignor
 from .errors import AssignorFailure, StickyproofError
-from .model import Member, Scenario, Topic, TopicPartition, scenario_to_dict
+from .model import Member, Scenario, TopicPartition, scenario_to_dict
 from .scenarios.space import InvalidSpace, Space
 
 __all__ = [

@@ -225,7 +225,7 @@ def events_from_doc(doc: Any, path: str = "events", base: GroupConfig | None = N
     if isinstance(doc, Mapping):
         for key in doc:
             if key not in ("format", "config", "events"):
-                raise InvalidScenario(key, f"not a field of an events document (format, config, events)")
+                raise InvalidScenario(key, "not a field of an events document (format, config, events)")
         if doc.get("format") != EVENTS_FORMAT:
             raise InvalidScenario("format", f"unknown format {doc.get('format')!r} (expected {EVENTS_FORMAT!r})")
         config = config_from_dict(doc.get("config"), "config", config)

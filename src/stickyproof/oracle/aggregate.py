@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 from functools import cached_property, partial
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from ..model import Assignment, Member, Scenario, TopicPartition, assignment_to_dict
+from ..model import Assignment, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
 from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, default_balance, subscriptions_equal
 

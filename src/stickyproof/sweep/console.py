@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .compare import ASPECTS, Comparison
-from .rows import INVARIANTS
 from .summary import Summary
 
 __all__ = ["progress_bar", "summary_table", "compare_table"]

@@ -25,7 +25,7 @@ from ..model import Scenario, dump_json, scenario_from_dict, scenario_to_dict
 from .rows import INVARIANTS, RowParams, grade_row
 from .store import SweepDir, _write_atomic, failure_file_name, read_table
 
-__all__ = ["Signature", "TriageCase", "signatures_of", "shrink", "greedy_shrink", "triage"]
+__all__ = ["Signature", "TriageCase", "signatures_of", "shrink", "triage"]
 
 MAX_EVALUATIONS = 150
 MAX_SIGNATURES = 24
