@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from .assignors.registry import AssignorInfo, get_assignor
 from .errors import AssignorFailure, StickyproofError
 from .model import Member, Scenario, TopicPartition, scenario_to_dict
+from .oracle.invariants import INVARIANTS
 from .scenarios.space import InvalidSpace, Space
 
 __all__ = [
@@ -66,20 +67,7 @@ __all__ = [
 
 #: What a failing group can break, most severe first: the assignor raised, ran past the time
 #: limit, broke an invariant of models/invariants.md, or kept too little.
-FAILURE_KINDS = (
-    "error",
-    "time-limit",
-    "unassigned",
-    "duplicate",
-    "unsubscribed",
-    "nonexistent",
-    "imbalance",
-    "cooperative-unsafe",
-    "revoking-unclaimed",
-    "nondeterministic",
-    "unstable",
-    "stickiness",
-)
+FAILURE_KINDS = ("error", "time-limit", *INVARIANTS, "stickiness")
 
 DEFAULT_EXAMPLES = 100
 DEFAULT_TIME_LIMIT = 10.0

@@ -23,14 +23,13 @@ Two implementations produce the same answer:
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._perf import gc_paused
 from ..errors import AssignorFailure, UnknownAssignor
 from ..javaorder import java_string_key
 from ..model import TopicPartition
@@ -75,18 +74,6 @@ def rules_for_variant(variant: str) -> ConstrainedRules:
     if variant == "3.5.1":
         return _PRE_3_7_1_RULES
     raise UnknownAssignor(f"no 3.x constrained builder for variant {variant!r}")
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Creating a million small tuples triggers the cyclic collector dozens of times for nothing: pause it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _quotas(total_partitions: int, num_members: int) -> tuple[int, int, int]:
@@ -487,7 +474,7 @@ def _constrained_fast(inp: StickyInput, prior: PriorOwners, rules: ConstrainedRu
     order = np.argsort(sort_key, kind="stable")
     per_member = np.bincount(out_member, minlength=n) if len(out_member) else np.zeros(n, dtype=np.int64)
     names_of = np.asarray(sorted_topics, dtype=object)
-    with _gc_paused():
+    with gc_paused():
         if len(kept_claims):
             # Kept partitions are the claim objects themselves; only grants are new values.
             claim_objects = np.fromiter(flat, dtype=object, count=n_claims)

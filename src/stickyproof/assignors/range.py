@@ -20,13 +20,13 @@ built them for (``AbstractPartitionAssignor``).
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from functools import partial
 from itertools import chain, repeat
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+from .._perf import gc_paused
 
 from ..javaorder import hashmap_capacity, hashmap_order, java_string_hash, java_string_key, spread
 from ..model import Assignment, Topic, TopicPartition
@@ -46,22 +46,6 @@ __all__ = [
 RANGE_ASSIGNOR_NAME = "range"
 
 _make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor: ~30% faster than _make
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building a million immutable tuples.
-
-    The tuples hold only strings and ints, so they can never form cycles; without this, every
-    700 allocations trigger a young-generation scan and building 10^6 partitions takes twice as long.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def topic_partition_block(topics: Sequence[str], num_partitions: int) -> np.ndarray:

@@ -13,13 +13,13 @@ tuples: a million-partition group aggregates in one pass per topic.
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Sequence
 
 import numpy as np
 
+from .._perf import gc_paused
 from ..model import Assignment, Scenario, TopicPartition
 from .claims import NO_MEMBER, ClaimTable, claim_table, claimants
 from .result import Objective
@@ -310,15 +310,10 @@ def to_assignment(agg: Aggregate, owner: np.ndarray) -> Assignment:
         topic_of = np.searchsorted(agg.topic_offset, order, side="right") - 1
         part_of = order - agg.topic_offset[topic_of]
         topics = agg.topics
-        enabled = gc.isenabled()
-        gc.disable()  # a million small tuples would trigger repeated full collections of the scenario
-        try:
+        with gc_paused():  # a million small tuples would trigger repeated full collections of the scenario
             tps = list(map(_make_tp, zip(map(topics.__getitem__, topic_of.tolist()), part_of.tolist())))
             b = bounds.tolist()
             per_member = [tuple(tps[b[m] : b[m + 1]]) for m in range(agg.num_members)]
-        finally:
-            if enabled:
-                gc.enable()
     return Assignment({m: per_member[i] for i, m in enumerate(agg.members)})
 
 

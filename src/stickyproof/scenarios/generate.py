@@ -55,8 +55,15 @@ class Draw(Protocol):
     def choice(self, values: Sequence[T]) -> T: ...
 
     def count(self, knob: str, cap: int | None = None) -> int:
-        """A value of a range knob, at most ``cap`` (when the knob's low bound exceeds ``cap``: ``cap``)."""
-        ...
+        """A value of a range knob, at most ``cap`` (when the knob's low bound exceeds ``cap``: ``cap``).
+
+        Written once here from ``bounds`` and ``integer``; drivers subclass ``Draw`` to inherit it.
+        """
+        low, high = self.bounds(knob)
+        if cap is not None:
+            high = min(high, cap)
+            low = min(low, high)
+        return self.integer(low, high)
 
     def knob(self, knob: str) -> Any:
         """One value of a choice knob (``versions`` -> 3, 2, 1 or 0)."""

@@ -16,7 +16,7 @@ from hypothesis.strategies import SearchStrategy
 
 from ..errors import StickyproofError
 from ..model import Scenario
-from .generate import build_scenario
+from .generate import Draw, build_scenario
 from .space import (
     ASSIGNORS,
     CHOICE_KNOBS,
@@ -52,7 +52,7 @@ class _Config:
     strategies: Mapping[str, SearchStrategy[Any]]
 
 
-class _HypothesisDraw:
+class _HypothesisDraw(Draw):
     """``generate.Draw`` over a composite's ``draw``: every choice shrinks toward low/False/first/short."""
 
     def __init__(self, draw: Callable[[SearchStrategy[Any]], Any], config: _Config):
@@ -70,13 +70,6 @@ class _HypothesisDraw:
 
     def bounds(self, knob: str) -> tuple[int, int]:
         return self._config.ranges[knob]
-
-    def count(self, knob: str, cap: int | None = None) -> int:
-        low, high = self.bounds(knob)
-        if cap is not None:
-            high = min(high, cap)
-            low = min(low, high)
-        return self.integer(low, high)
 
     def knob(self, knob: str) -> Any:
         value = self._draw(self._config.strategies[knob])

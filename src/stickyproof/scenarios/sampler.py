@@ -18,7 +18,7 @@ from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 from ..model import Scenario
 from .features import scenario_features
-from .generate import build_scenario
+from .generate import Draw, build_scenario
 from .space import InvalidSpace, Space
 
 __all__ = ["sample", "derive_seed", "RandomDraw", "Space", "InvalidSpace", "scenario_features"]
@@ -34,7 +34,7 @@ def derive_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest, "big")
 
 
-class RandomDraw:
+class RandomDraw(Draw):
     """``generate.Draw`` over a ``random.Random``: uniform over each knob's range or choices."""
 
     def __init__(self, rng: random.Random, space: Space):
@@ -66,13 +66,6 @@ class RandomDraw:
 
     def bounds(self, knob: str) -> tuple[int, int]:
         return getattr(self._space, knob)
-
-    def count(self, knob: str, cap: int | None = None) -> int:
-        low, high = self.bounds(knob)
-        if cap is not None:
-            high = min(high, cap)
-            low = min(low, high)
-        return self.integer(low, high)
 
     def knob(self, knob: str) -> Any:
         return self.choice(getattr(self._space, knob))
