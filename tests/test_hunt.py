@@ -17,17 +17,11 @@ import pytest
 from hypothesis import settings
 
 from stickyproof.cli import main
-from stickyproof.hunt import (
-    FAILURE_KINDS,
-    HuntProgress,
-    hunt,
-    regression_document,
-    shrink,
-    shrink_search,
-    space_admits,
-)
+from stickyproof.grading import Limits
+from stickyproof.hunt import FAILURE_KINDS, HuntProgress, hunt, regression_document
+from stickyproof.scenarios.shrink import shrink, shrink_search
 from stickyproof.model import Member, Scenario, Topic, TopicPartition, scenario_from_dict
-from stickyproof.scenarios.space import InvalidSpace, Space
+from stickyproof.scenarios.space import InvalidSpace, Space, space_admits
 
 from .test_regressions import replay, runs_of
 
@@ -92,7 +86,7 @@ def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
 
 @needs_grade
 def test_time_limit_is_a_failure_of_its_own():
-    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, time_limit=0.5)
+    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, limits=Limits(assignor_seconds=0.5))
     assert result.found and result.finding.failure == "time-limit"
     assert result.finding.to_dict()["size"]["members"] == 4  # fewer members would be fast
 

@@ -35,6 +35,7 @@ from hypothesis import assume, event, given, seed, settings
 from hypothesis import strategies as st
 
 from stickyproof.errors import AssignorFailure
+from stickyproof.grading import grade_assignor
 from stickyproof.leader import decoded_view, lead
 from stickyproof.model import Assignment, Scenario, TopicPartition
 from stickyproof.oracle.invariants import check_assignment
@@ -128,14 +129,7 @@ def assigned(assignor: str, scn: Scenario) -> Assignment:
 
 @functools.lru_cache(maxsize=None)
 def graded(assignor: str, scn: Scenario):
-    # Skipped (naming the module) only while oracle/grade.py is still being written.
-    grade = pytest.importorskip("stickyproof.oracle.grade", reason="stickyproof.oracle.grade does not exist yet").grade
-    return grade(
-        scn,
-        run=lambda s: lead(s, assignor).assignment,
-        view=decoded_view(scn, assignor),
-        assignor=assignor,
-    )
+    return grade_assignor(scn, assignor)
 
 
 def violated(g) -> dict[str, object]:

@@ -152,20 +152,10 @@ def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any
             problems += [tag + p for p in _compare_record("check", checked.to_dict(), outcome["check"], list(checked.violated()))]
 
     if "grade" in outcome:
-        grading = _module("stickyproof.oracle.grade")
-        if isinstance(grading, str):
-            pending.append(grading)
-        else:
-            graded = grading.grade(
-                scenario,
-                run=lambda s: leader.lead(s, assignor, direct=direct).assignment,
-                view=scenario if direct else leader.decoded_view(scenario, assignor),
-                assignor=assignor,
-                balance=outcome.get("balance"),
-            )
-            record = graded.to_dict()
-            violated = [v["invariant"] if isinstance(v, dict) else getattr(v, "invariant", v) for v in record.get("violations", [])]
-            problems += [tag + p for p in _compare_record("grade", record, outcome["grade"], violated)]
+        from stickyproof.grading import grade_assignor
+
+        graded = grade_assignor(scenario, assignor, direct=direct, contract=outcome.get("balance"))
+        problems += [tag + p for p in _compare_record("grade", graded.to_dict(), outcome["grade"], list(graded.violated()))]
     return problems, pending
 
 

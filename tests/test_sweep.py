@@ -282,7 +282,7 @@ def test_stickyproof_sweep_command_grades_real_groups(spark, tmp_path, capsys):
 
     out = tmp_path / "run"
     args = ["sweep", "--groups", "6", "--seed", "11", "--assignors", "range,cooperative-sticky", "--out", str(out),
-            "--space", "members=1..4", "partitions=1..4", "--triage-seconds", "20"]
+            "--space", "members=1..4", "partitions=1..4", "--shrink-seconds", "20"]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert f"report: {out / 'report.html'}" in printed and "cooperative-sticky" in printed

@@ -381,25 +381,25 @@ def test_map_groups_turns_crashes_and_misfit_rows_into_error_rows_of_that_group_
 
 def test_grade_group_samples_once_and_grades_each_assignor_through_the_leader(monkeypatch):
     """The glue against the grade interface: run() goes through leader.lead, view is decoded_view."""
-    import sys
-    import types
-
     from stickyproof.leader import decoded_view, lead
     from stickyproof.scenarios.sampler import sample
+    from stickyproof.grading import Limits
     from stickyproof.sweep.rows import RowParams, grade_group
 
     calls = []
 
-    def fake_grade(scenario, *, run, view, assignor, time_limit):
+    def fake_grade(scenario, *, run, view, assignor, time_limit, balance):
         assignment = run(scenario)
         assert assignment == lead(scenario, assignor).assignment
         assert view == decoded_view(scenario, assignor)
         calls.append((assignor, time_limit))
         return FakeGrade(violations=[("unstable", {"member": "c0"})], valid=False)
 
-    monkeypatch.setitem(sys.modules, "stickyproof.oracle.grade", types.SimpleNamespace(grade=fake_grade))
+    import stickyproof.grading
+
+    monkeypatch.setattr(stickyproof.grading, "grade", fake_grade)
     index = next(i for i in range(50) if sample(3, i).protocol == "eager")
-    rows = grade_group(3, index, ["range", "sticky"], RowParams(time_limit=2.5))
+    rows = grade_group(3, index, ["range", "sticky"], RowParams(limits=Limits(z3_query_seconds=2.5)))
     assert calls == [("range", 2.5), ("sticky", 2.5)]
     assert [r["assignor"] for r in rows] == ["range", "sticky"]
     assert all(r["unstable"] and r["valid"] is False and r["error"] is None for r in rows)

@@ -7,8 +7,10 @@ else escaping is a bug and should show its traceback.
     ├── InvalidScenario        a scenario or assignment document breaks the format (names the JSON path)
     ├── DecodeError            bytes that do not decode (names the field and the byte offset)
     ├── EncodeError            a value that cannot be written at the asked version
+    ├── InvalidOption          an option out of its range (a time limit of 0, nan or inf; a negative count)
     ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
     ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
+    │   └── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
@@ -22,8 +24,10 @@ __all__ = [
     "InvalidScenario",
     "DecodeError",
     "EncodeError",
+    "InvalidOption",
     "UnknownAssignor",
     "AssignorFailure",
+    "AssignorTimeLimit",
     "SolverError",
     "SweepError",
 ]
@@ -66,6 +70,14 @@ class EncodeError(StickyproofError, ValueError):
     """A value that cannot be written (string too long, partition out of int32 range...)."""
 
 
+class InvalidOption(StickyproofError, ValueError):
+    """An option outside its range; ``option`` names it as the caller spelled it (``assignor_seconds``)."""
+
+    def __init__(self, option: str, message: str):
+        self.option = option
+        super().__init__(f"{option}: {message}")
+
+
 class UnknownAssignor(StickyproofError, LookupError):
     """An assignor name or ``module:callable`` reference that does not resolve."""
 
@@ -75,12 +87,21 @@ class AssignorFailure(StickyproofError, RuntimeError):
 
     Kafka's own assignors throw on some inputs (KAFKA_SEMANTICS.md R14, R21, R22, §10 K1, K3);
     stickyproof reproduces those throws as this error so a grade can record them.
-    ``kafka_exception`` names the Java exception Kafka would throw, when known.
+    ``kafka_exception`` names the Java exception Kafka would throw, when known. ``kind`` is what a
+    grade records the call's failure as (``error`` here; subclasses say ``time-limit``, ...).
     """
+
+    kind = "error"
 
     def __init__(self, message: str, *, kafka_exception: str | None = None):
         self.kafka_exception = kafka_exception
         super().__init__(f"{kafka_exception}: {message}" if kafka_exception else message)
+
+
+class AssignorTimeLimit(AssignorFailure):
+    """The assignor did not answer within ``Limits.assignor_seconds`` (a thread cannot be stopped: it is abandoned)."""
+
+    kind = "time-limit"
 
 
 class SolverError(StickyproofError, RuntimeError):

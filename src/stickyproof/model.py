@@ -36,6 +36,7 @@ __all__ = [
     "load_scenario",
     "load_assignment",
     "dump_json",
+    "jsonable",
     "partitions_by_topic",
     "tp_map_to_dict",
 ]
@@ -429,6 +430,20 @@ def dump_json(doc: Any, indent: int = 2) -> str:
         return json.dumps(value, ensure_ascii=False)
 
     return render(doc, 0)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every mapping, sequence and set turned into JSON values (sets sorted), and
+    anything else that is not a JSON scalar written as its ``str``; a ``TopicPartition`` is a tuple: ``["t", 3]``."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=str)
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
 
 
 # --------------------------------------------------------------------------------------------

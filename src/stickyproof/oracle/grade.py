@@ -39,12 +39,40 @@ from ..model import Assignment, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
 from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, default_balance, subscriptions_equal
 
-__all__ = ["Grade", "grade", "MAX_FOLLOW_UPS"]
+__all__ = ["Grade", "RunError", "grade", "MAX_FOLLOW_UPS"]
 
 MAX_FOLLOW_UPS = 4
 """Cooperative follow-up rounds replayed before balance is judged (Kafka's tests replay at most 4)."""
 
 Run = Callable[[Scenario], Assignment]
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why the assignor gave no answer: ``kind`` (``error``; ``time-limit`` ...: the raised error's
+    ``kind``), the exception's type name and message, the Java exception Kafka would throw (when
+    the assignor reproduces one), and the type of the exception it was raised from (a user
+    callable's own exception behind ``AssignorFailure``)."""
+
+    kind: str
+    type: str
+    message: str
+    kafka_exception: str | None = None
+    cause: str | None = None
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "RunError":
+        cause = exc.__cause__
+        return cls(
+            kind=str(getattr(exc, "kind", "error")),
+            type=type(exc).__name__,
+            message=str(exc),
+            kafka_exception=getattr(exc, "kafka_exception", None),
+            cause=None if cause is None else type(cause).__name__,
+        )
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -67,6 +95,7 @@ class Grade:
     stickiness_truth: float | None = None
     follow_ups: int = 0
     deferred: tuple[str, ...] = field(default=())
+    run_error: RunError | None = None
 
     def violated(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
@@ -121,7 +150,7 @@ def grade(
         try:
             assignment = _call(run, scenario)
         except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
-            return _failed(assignor, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+            return _failed(assignor, RunError.of(exc), time.perf_counter() - start)
         assign_seconds = time.perf_counter() - start
     assert assignment is not None
 
@@ -187,11 +216,11 @@ def _ratio(kept: int, optimum: int | None) -> float | None:
     return 1.0 if optimum == 0 else kept / optimum
 
 
-def _failed(assignor: str, error: str, seconds: float) -> Grade:
+def _failed(assignor: str, error: RunError, seconds: float) -> Grade:
     return Grade(
         assignor=assignor, valid=False, violations=(), balanced={"uniform": None, "global": None, "kafka": None},
         kept=None, optimal_kept=None, optimal_kept_truth=None, proven=False, stickiness=None, moved=None,
-        assign_seconds=seconds, solve_seconds=None, error=error,
+        assign_seconds=seconds, solve_seconds=None, error=str(error), run_error=error,
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable
 
 from ..errors import StickyproofError
+from ..model import Scenario
 
 __all__ = [
     "Space",
@@ -32,6 +33,8 @@ __all__ = [
     "ASSIGNORS",
     "IDS",
     "KNOB_HELP",
+    "claims_invisible",
+    "space_admits",
 ]
 
 # Choice knobs: the plain case comes first in every tuple (Hypothesis shrinks toward it).
@@ -258,3 +261,64 @@ def _parse_choice(knob: str, text: str) -> tuple[Any, ...]:
     value = tuple(values)
     _check_choice(knob, value, allowed)
     return value
+
+
+# ------------------------------------------------------------------------------------------
+# Admission: whether a group (a shrunk one, say) is still one the space can generate
+
+
+def _claims_past_count_allowed(space: Space) -> bool:
+    return space.past_count_claims[1] > 0 or "partitions-deleted" in space.ownership
+
+
+def _claims_on_missing_topics_allowed(space: Space) -> bool:
+    return space.deleted_topic_claims[1] > 0 or "topics-deleted" in space.ownership
+
+
+def claims_invisible(scenario: Scenario) -> bool:
+    """A cooperative group with a member speaking subscription v0, whose owned partitions never
+    reach the leader (the field exists from v1, R2; KIP-429 upgrades need v1+).
+
+    No assignor can be cooperative-safe there (it cannot see what it must not hand over), so the
+    hunt leaves such groups out: the hazard belongs to the group, not to the assignor under test,
+    and is pinned by ``tests/regressions/cooperative-sticky-v0-claims-invisible*.json``.
+    """
+    return scenario.protocol == "cooperative" and any(m.version == 0 and m.owned for m in scenario.members)
+
+
+def space_admits(space: Space, scenario: Scenario) -> bool:
+    """Whether ``scenario`` still has only features ``space`` can generate (checked on the knobs
+    shrinking can cross: protocol, versions, member and topic counts, partition counts, empty or
+    unequal subscriptions, claims past a partition count or on a missing topic, racks, static ids).
+
+    A shrunk failure must stay inside the space it was found in: a group shrunk out of a
+    hazard-free space into a hazard (an empty subscription, R13) would fail for another reason.
+    """
+    if scenario.protocol not in space.protocols or claims_invisible(scenario):
+        return False
+    if any(m.version not in space.versions for m in scenario.members):
+        return False
+    if not space.members[0] <= len(scenario.members):
+        return False
+    counts = {t.name: t.partitions for t in scenario.topics}
+    live = [t for t in scenario.topics if t.partitions > 0]
+    if len(live) < space.topics[0] or len(scenario.topics) - len(live) > space.zero_partition_topics[1]:
+        return False
+    if any(not space.partitions[0] <= t.partitions <= space.partitions[1] for t in live):
+        return False
+    if "empty" not in space.subscriptions and any(not m.topics for m in scenario.members):
+        return False
+    if set(space.subscriptions) <= {"uniform"} and len({frozenset(m.topics) for m in scenario.members}) > 1:
+        return False
+    for m in scenario.members:
+        for tp in m.owned:
+            n = counts.get(tp.topic)
+            if n is None and not _claims_on_missing_topics_allowed(space):
+                return False
+            if n is not None and tp.partition >= n and not _claims_past_count_allowed(space):
+                return False
+    if space.racks == ("none",) and (any(m.rack for m in scenario.members) or any(t.racks for t in scenario.topics)):
+        return False
+    if space.static == ("none",) and any(m.instance_id for m in scenario.members):
+        return False
+    return True
