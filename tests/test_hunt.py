@@ -9,7 +9,6 @@ example budget, capped) so the file stays fast.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 
@@ -26,10 +25,6 @@ from stickyproof.scenarios.space import InvalidSpace, Space, space_admits
 from .test_regressions import replay, runs_of
 
 EXAMPLES = min(60, settings.default.max_examples)
-#: Hunts grade with stickyproof.oracle.grade: skipped (naming it) only while it does not exist yet.
-needs_grade = pytest.mark.skipif(
-    importlib.util.find_spec("stickyproof.oracle.grade") is None, reason="stickyproof.oracle.grade does not exist yet"
-)
 FAULTY = "tests.faulty_assignors:"
 
 
@@ -43,7 +38,6 @@ def _small(result) -> dict[str, int]:
 # The acceptance test: every fault found, shrunk small, named right
 
 
-@needs_grade
 @pytest.mark.parametrize(
     "fault,invariant,options",
     [
@@ -76,7 +70,6 @@ def test_the_faults_really_are_conditional():
         assert lead(plain, FAULTY + fault).assignment.assignment == expected, fault
 
 
-@needs_grade
 def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
     result = hunt(FAULTY + "optimal", examples=EXAMPLES, seed=0)
     assert not result.found, result.finding and result.finding.to_dict()
@@ -84,14 +77,12 @@ def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
     assert result.worst_stickiness is not None
 
 
-@needs_grade
 def test_time_limit_is_a_failure_of_its_own():
     result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, limits=Limits(assignor_seconds=0.5))
     assert result.found and result.finding.failure == "time-limit"
     assert result.finding.to_dict()["size"]["members"] == 4  # fewer members would be fast
 
 
-@needs_grade
 def test_hunt_names_sticky_K1_hazard_on_claims_past_the_partition_count():
     # A Kafka-exact built-in on the §10 K1 knob: the hunt finds it and names what breaks.
     space = ["past_count_claims=1", "zero_partition_topics=0", "subscriptions=uniform", "members=2..4"]
@@ -106,7 +97,6 @@ def test_hunt_names_sticky_K1_hazard_on_claims_past_the_partition_count():
 # Reproducibility, progress, the saved regression file
 
 
-@needs_grade
 def test_same_seed_same_hunt():
     first = hunt(FAULTY + "raises_on_two_topics", examples=EXAMPLES, seed=7)
     second = hunt(FAULTY + "raises_on_two_topics", examples=EXAMPLES, seed=7)
@@ -116,7 +106,6 @@ def test_same_seed_same_hunt():
     assert first.finding.scenario == second.finding.scenario
 
 
-@needs_grade
 def test_progress_reports_search_then_shrink():
     seen: list[HuntProgress] = []
     result = hunt(FAULTY + "assigns_an_unsubscribed_topic", examples=EXAMPLES, seed=0, progress=seen.append)
@@ -128,7 +117,6 @@ def test_progress_reports_search_then_shrink():
     assert searched == list(range(1, result.tried + 1))
 
 
-@needs_grade
 @pytest.mark.parametrize("fault,options", [("unbalanced_with_five_partitions", {}), ("raises_on_two_topics", {})])
 def test_saved_regression_file_replays(fault, options):
     result = hunt(FAULTY + fault, examples=EXAMPLES, seed=0, **options)
@@ -235,7 +223,6 @@ def test_failure_kinds_cover_every_invariant():
     assert set(INVARIANTS) <= set(FAILURE_KINDS)
 
 
-@needs_grade
 def test_cli_hunt_finds_saves_and_exits_1(tmp_path, capsys):
     code = main(["hunt", "--assignor", FAULTY + "raises_on_two_topics", "--examples", str(EXAMPLES), "--save", str(tmp_path)])
     out = capsys.readouterr().out
@@ -246,7 +233,6 @@ def test_cli_hunt_finds_saves_and_exits_1(tmp_path, capsys):
     assert json.loads(saved[0].read_text())["expect"]["error"] == "AssignorFailure"
 
 
-@needs_grade
 def test_cli_hunt_passes_a_correct_assignor_with_exit_0(capsys):
     code = main(["hunt", "--assignor", FAULTY + "optimal", "--examples", "10", "--json"])
     doc = json.loads(capsys.readouterr().out)

@@ -277,7 +277,6 @@ def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
 
 def test_stickyproof_sweep_command_grades_real_groups(spark, tmp_path, capsys):
     """The CLI on the shared session: real sampler, leader, assignors and oracles; summary and report."""
-    pytest.importorskip("stickyproof.oracle.grade", reason="oracle/grade.py (the grader) is not there yet")
     from stickyproof.cli import main
 
     out = tmp_path / "run"

@@ -7,14 +7,19 @@ else escaping is a bug and should show its traceback.
     ├── InvalidScenario        a scenario or assignment document breaks the format (names the JSON path)
     ├── DecodeError            bytes that do not decode (names the field and the byte offset)
     ├── EncodeError            a value that cannot be written at the asked version
+    ├── SpecError              a bundled message spec is malformed (wire._spec; a packaging bug)
     ├── InvalidOption          an option out of its range (a time limit of 0, nan or inf; a negative count)
+    ├── InvalidSpace           a scenario-space knob that names nothing or breaks its rule (scenarios.space)
+    ├── InvalidStrategyArgument  a ``groups()`` argument that can generate nothing (strategies; also
+    │                          Hypothesis's ``InvalidArgument``)
     ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
     ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
     │   └── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
-The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
+The classes live here, except the three defined beside the one module that raises them (named in
+parentheses). The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Callable
 from .. import __version__
 from ..errors import StickyproofError
 from . import assign, grade, hunt, scenarios, simulate, solve, sweep, wire
-from ._common import Parser
+from . import _common
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -44,13 +44,13 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
+    parser = _common.Parser(
         prog="stickyproof",
         description="stickyproof: grade Kafka consumer-group partition assignors against provably optimal "
         "assignments and protocol invariants. Exit codes: 0 ok, 1 a violation found, 2 bad input or usage.",
     )
     parser.add_argument("--version", action="version", version=f"stickyproof {__version__}")
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_common.Parser)
     for add in COMMANDS:
         add(sub)
     return parser

@@ -24,13 +24,11 @@ def print_json(doc: Any) -> None:
 
 def load_scenario_ref(ref: str) -> Scenario:
     """A scenario file path, ``-`` for standard input, or the name of a bundled scenario."""
+    from ..scenarios import named
+
     if ref == "-" or Path(ref).exists():
         return load_scenario(ref)
-    try:
-        from ..scenarios import named
-    except ImportError:  # pragma: no cover - the named catalogue ships with the package
-        named = None
-    if named is not None and ref in named.names():
+    if ref in named.names():
         return named.get(ref)
     raise InvalidScenario("", f"{ref}: no such file, and no bundled scenario of that name (see 'stickyproof scenarios list')")
 

@@ -208,16 +208,13 @@ def _coerce(name: str, value: Any) -> Any:
 
 def features_of(scenario: Scenario) -> dict[str, Any]:
     """Feature columns: the sampler's ``scenario_features`` where it names them, the basic ones otherwise."""
+    from ..scenarios.features import scenario_features
+
     features = basic_features(scenario)
-    try:
-        from ..scenarios.features import scenario_features
-    except ImportError:
-        scenario_features = None
-    if scenario_features is not None:
-        given = dict(scenario_features(scenario))
-        for name, _ in FEATURE_COLUMNS:
-            if given.get(name) is not None:
-                features[name] = given[name]
+    given = dict(scenario_features(scenario))
+    for name, _ in FEATURE_COLUMNS:
+        if given.get(name) is not None:
+            features[name] = given[name]
     return {name: _coerce(name, features.get(name)) for name, _ in FEATURE_COLUMNS}
 
 
