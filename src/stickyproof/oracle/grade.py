@@ -1,32 +1,8 @@
 """One grade per scenario x assignor: validity, balance per mode, stickiness against the proven optimum.
 
-The grader never imports the assignors or the leader (ARCHITECTURE.md): it receives ``run``, a
-callable ``Scenario -> Assignment``, from outside (the CLI and the sweep pass the leader path).
-
-Measures (models/invariants.md §3, §4):
-
-- ``violations``: ``check_assignment`` on the *truth* scenario (the members' stated owned partitions
-  and generations): an assignor that cannot see a v0 member's claims still breaks cooperative
-  safety in the real group. Plus the two run invariants, which need ``run``:
-  ``nondeterministic`` (the same input twice gives two answers) and ``unstable`` (fed its own
-  converged output as every member's owned partitions at the next generation, with no membership
-  change, the assignor moves something).
-- ``balanced``: per mode (``uniform`` only when all subscriptions are equal, else None), judged on
-  the converged assignment: a cooperative round withholding partitions is replayed (owned = the
-  round's result, next generation, at most 4 follow-ups, as Kafka's tests do, R40) before balance
-  is judged. Without ``run`` a round with pending revocations leaves balance undecided (None).
-- ``kept``: partitions of the (round-1) assignment held by their retainable claimant in the truth.
-- ``optimal_kept``: the certified flow optimum's kept over the ``view`` (what the assignor's leader
-  decoded); ``optimal_kept_truth``: the same over the truth. Their difference is what the wire
-  version hides. ``stickiness`` = kept / optimal_kept (1.0 when the optimum keeps nothing); above
-  1 means the assignment kept more than any balance-optimal one could with the assignor's
-  knowledge (by luck on claims it could not see, or by being less balanced).
-  ``stickiness_truth`` = kept / optimal_kept_truth: the same against everything the members knew
-  (under EAGER, range, roundrobin and cooperative-sticky see no claims at all, R35, so their view
-  ratio is 1.0 by definition and this one is the informative figure).
-- ``moved``: partitions with a current owner (unique highest-generation claimant, truth) that the
-  round does not leave with that owner (reassigned or withheld for revocation).
-- ``proven``: both optima were proven by the flow's checked certificate.
+What each field measures is models/invariants.md §3-§4. The grader never imports the assignors or
+the leader (ARCHITECTURE.md): it receives ``run``, a callable ``Scenario -> Assignment``, from
+``grading.grade_assignor``, or a given ``assignment``.
 """
 
 from __future__ import annotations
