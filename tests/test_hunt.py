@@ -233,6 +233,78 @@ def test_cli_hunt_finds_saves_and_exits_1(tmp_path, capsys):
     assert json.loads(saved[0].read_text())["expect"]["error"] == "AssignorFailure"
 
 
+# ------------------------------------------------------------------------------------------
+# Triage: --keep-going, --skip, --reference (issue 12, item 4)
+
+
+def test_keep_going_keeps_one_minimal_group_per_failure_signature():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True)
+    signatures = [f.signature for f in result.findings]
+    assert len(signatures) == len(set(signatures)), signatures
+    kinds = {f.failure for f in result.findings}
+    assert {"error", "unassigned"} <= kinds, signatures
+    error = next(f for f in result.findings if f.failure == "error")
+    assert error.signature.startswith("error:AssignorFailure:"), error.signature
+    assert result.tried == EXAMPLES, "keep-going searches every example"
+    for f in result.findings:
+        size = f.to_dict()["size"]
+        assert size["members"] <= 4 and size["partitions"] <= 8, (f.signature, size)
+
+
+def test_first_failure_only_without_keep_going():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0)
+    assert len(result.findings) == 1 and result.finding is result.findings[0]
+
+
+def test_skip_leaves_a_class_already_understood():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, skip=("error",))
+    assert result.findings and all(f.failure != "error" for f in result.findings)
+    assert "--skip error" in result.command()
+
+
+def test_skip_names_an_error_type_or_a_kind():
+    with pytest.raises(InvalidSpace, match="skip"):
+        hunt(FAULTY + "optimal", examples=1, skip=("no-such-kind",))
+    with pytest.raises(InvalidSpace, match="skip"):
+        hunt(FAULTY + "optimal", examples=1, skip=("unstable:KeyError",))
+
+
+def test_reference_counts_only_failures_the_reference_does_not_share():
+    # Against itself nothing is left: every failure is shared.
+    same = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, reference=FAULTY + "two_faults")
+    assert not same.found
+    # Against a reference that raises on the same groups, only the dropped partition remains.
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, reference=FAULTY + "raises_on_two_topics")
+    assert [f.failure for f in result.findings] == ["unassigned"]
+    finding = result.findings[0]
+    assert finding.verdict.reference is not None and "unassigned" not in finding.verdict.reference.failures
+    assert result.reference == FAULTY + "raises_on_two_topics" and "--reference" in result.command()
+
+
+def test_reference_reports_the_kept_partition_shortfall():
+    result = hunt(FAULTY + "ignores_ownership", examples=EXAMPLES, seed=0, reference=FAULTY + "optimal")
+    assert result.worst_kept_delta is not None and result.worst_kept_delta < 0
+    assert result.worst_kept_delta_scenario is not None
+
+
+def test_cli_hunt_keep_going_saves_every_signature(tmp_path, capsys):
+    code = main(["hunt", "--assignor", FAULTY + "two_faults", "--examples", str(EXAMPLES), "--keep-going",
+                 "--save", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and "failure signature(s)" in out
+    names = sorted(p.stem for p in tmp_path.glob("*.json"))
+    assert len(names) >= 2 and len(names) == len(set(names)), names
+
+
+def test_cli_hunt_prints_the_finding_when_save_fails(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code = main(["hunt", "--assignor", FAULTY + "raises_on_two_topics", "--examples", str(EXAMPLES), "--save", str(blocker)])
+    captured = capsys.readouterr()
+    assert code == 1 and "minimal scenario:" in captured.out
+    assert "cannot write the regression file" in captured.err
+
+
 def test_cli_hunt_passes_a_correct_assignor_with_exit_0(capsys):
     code = main(["hunt", "--assignor", FAULTY + "optimal", "--examples", "10", "--json"])
     doc = json.loads(capsys.readouterr().out)

@@ -51,20 +51,25 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
             contract=args.balance,
             direct=args.direct,
             limits=limits,
+            keep_going=args.keep_going,
+            skip=tuple(args.skip or ()),
+            reference=args.reference,
             progress=progress,
         )
     finally:
         if tasks:
             bar.stop()
-    saved, save_error = None, None
-    if result.finding is not None and args.save:
-        # The finding is printed whatever happens here: a bad --save path must not lose it.
+    saved: list[str] = []
+    save_error = None
+    if result.findings and args.save:
+        # The findings are printed whatever happens here: a bad --save path must not lose them.
         try:
             out = Path(args.save)
             out.mkdir(parents=True, exist_ok=True)
-            target = out / f"{regression_name(result)}.json"
-            target.write_text(dump_json(regression_document(result)) + "\n", encoding="utf-8")
-            saved = str(target)
+            for finding in result.findings:
+                target = out / f"{regression_name(result, finding)}.json"
+                target.write_text(dump_json(regression_document(result, finding)) + "\n", encoding="utf-8")
+                saved.append(str(target))
         except OSError as exc:
             save_error = f"{args.save}: cannot write the regression file ({exc.strerror or exc})"
     if args.json:
@@ -106,6 +111,15 @@ def add_hunt(sub: argparse._SubParsersAction) -> None:
                    help="hand the assignor each member's owned partitions and generation as stated (no wire)")
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
                    help="balance mode for the imbalance invariant (default: uniform on equal subscriptions, else global)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="search every example and keep one minimal group per failure signature (invariant, or "
+                   "exception type and message shape) instead of stopping at the first")
+    p.add_argument("--skip", action="append", metavar="KIND",
+                   help="leave out a failure class already understood: an invariant id (unstable, ...), error, "
+                   "time-limit, stickiness, or error:TYPE (repeatable)")
+    p.add_argument("--reference", metavar="NAME",
+                   help="judge a second assignor on every group: a failure counts only where the graded one fails "
+                   "and NAME does not; the largest shortfall in kept partitions against NAME is reported")
     p.add_argument("--save", metavar="DIR",
                    help="write the shrunk group as a regression file (tests/regressions/README.md format) into DIR")
     p.add_argument("--json", action="store_true", help="print the hunt result as JSON")

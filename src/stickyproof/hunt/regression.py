@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from ..errors import StickyproofError
 from ..model import jsonable, scenario_to_dict
 from ..scenarios.shrink import scenario_size
-from .search import HuntResult
+from .search import Finding, HuntResult
 
 __all__ = ["regression_name", "regression_document"]
 
@@ -19,10 +19,15 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9@]+", "-", text).strip("-").lower()
 
 
-def regression_name(result: HuntResult) -> str:
-    """``<assignor>-<failure>-hunt-seed<S>``: the file stem and the scenario's name."""
-    assert result.finding is not None
-    return f"{_slug(result.assignor)}-{result.finding.failure}-hunt-seed{result.seed}"
+def regression_name(result: HuntResult, finding: Finding | None = None) -> str:
+    """``<assignor>-<failure>-hunt-seed<S>`` (with ``--keep-going``, ``<failure>`` is the finding's
+    signature, e.g. ``error-KeyError``): the file stem and the scenario's name."""
+    finding = finding or result.finding
+    assert finding is not None
+    what = finding.failure
+    if result.keep_going and finding.verdict.run_error is not None and finding.failure in ("error", "time-limit"):
+        what = f"{finding.failure}-{finding.verdict.run_error.type}"
+    return f"{_slug(result.assignor)}-{_slug(what)}-hunt-seed{result.seed}"
 
 
 def _witness_sentence(failure: str, witness: Mapping[str, Any]) -> str:
@@ -32,7 +37,7 @@ def _witness_sentence(failure: str, witness: Mapping[str, Any]) -> str:
     return shown
 
 
-def regression_document(result: HuntResult) -> dict[str, Any]:
+def regression_document(result: HuntResult, finding: Finding | None = None) -> dict[str, Any]:
     """The finding as a regression file: the shrunk scenario plus an ``expect`` object.
 
     The expectation is what ``tests/test_regressions.py`` replays: ``error`` (the Java exception's
@@ -42,10 +47,10 @@ def regression_document(result: HuntResult) -> dict[str, Any]:
     (the replay has no time limit); it is written with ``error: AssignorFailure`` and a
     ``time limit`` message, which documents it but fails until the assignor gets faster.
     """
-    finding = result.finding
+    finding = finding or result.finding
     if finding is None:
         raise StickyproofError("the hunt found nothing: there is no regression to write")
-    name = regression_name(result)
+    name = regression_name(result, finding)
     doc = scenario_to_dict(replace(finding.scenario, name=name))
     size = scenario_size(finding.original)
     mechanism = (

@@ -31,7 +31,7 @@ from ..grading import Contract, Limits
 from ..model import Scenario, jsonable, scenario_to_dict
 from ..scenarios.shrink import scenario_size, shrink_search
 from ..scenarios.space import InvalidSpace, Space, claims_invisible, space_admits
-from .verdict import FAILURE_KINDS, Verdict, judge
+from .verdict import FAILURE_KINDS, Verdict, check_skip, judge, triaged
 
 __all__ = ["DEFAULT_EXAMPLES", "DEFAULT_LIMITS", "HuntProgress", "Finding", "HuntResult", "hunt", "hunting_space"]
 
@@ -91,9 +91,17 @@ class Finding:
     shrink_evaluations: int
     shrink_stopped_by: str
 
+    @property
+    def signature(self) -> str:
+        return self.verdict.signature(self.failure) if self.failure in self.verdict.failures else self.failure
+
     def to_dict(self) -> dict[str, Any]:
+        reference = self.verdict.reference
         return {
             "failure": self.failure,
+            "signature": self.signature,
+            "reference_failures": None if reference is None else list(reference.failures),
+            "kept_delta": self.verdict.kept_delta,
             "failures": list(self.failures),
             "witness": jsonable(self.witness),
             "scenario": scenario_to_dict(self.scenario),
@@ -106,8 +114,10 @@ class Finding:
 
 @dataclass(frozen=True)
 class HuntResult:
-    """What a hunt did: the finding (None when every example passed), how many examples it tried,
-    the worst stickiness it saw (and on which group), and the exact inputs that reproduce it."""
+    """What a hunt did: the finding (None when every example passed; with ``keep_going``, ``findings``
+    holds one per failure signature, ``finding`` the first), how many examples it tried, the worst
+    stickiness it saw (and on which group), against a ``reference`` the largest shortfall in kept
+    partitions, and the exact inputs that reproduce it."""
 
     assignor: str
     seed: int
@@ -122,6 +132,12 @@ class HuntResult:
     worst_scenario: Scenario | None = None
     seconds: float = 0.0
     direct: bool = False
+    findings: tuple[Finding, ...] = ()
+    keep_going: bool = False
+    skip: tuple[str, ...] = ()
+    reference: str | None = None
+    worst_kept_delta: int | None = None
+    worst_kept_delta_scenario: Scenario | None = None
 
     @property
     def found(self) -> bool:
@@ -141,6 +157,11 @@ class HuntResult:
             parts.append(f"--balance {self.contract}")
         if self.direct:
             parts.append("--direct")
+        if self.keep_going:
+            parts.append("--keep-going")
+        parts += [f"--skip {k}" for k in self.skip]
+        if self.reference is not None:
+            parts.append(f"--reference {self.reference}")
         return " ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,6 +177,11 @@ class HuntResult:
             "direct": self.direct,
             "found": self.found,
             "finding": None if self.finding is None else self.finding.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
+            "keep_going": self.keep_going,
+            "skip": list(self.skip),
+            "reference": self.reference,
+            "worst_kept_delta": self.worst_kept_delta,
             "worst_stickiness": self.worst_stickiness,
             "seconds": round(self.seconds, 3),
             "command": self.command(),
@@ -175,9 +201,10 @@ class _SearchState:
     tried: int = 0
     worst: float | None = None
     worst_scenario: Scenario | None = None
-    failing: Scenario | None = None
-    verdict: Verdict | None = None
-    timings: list[float] = field(default_factory=list)
+    #: signature -> (the first group failing that way, its verdict, the failure kind), in discovery order
+    failing: dict[str, tuple[Scenario, Verdict, str]] = field(default_factory=dict)
+    worst_delta: int | None = None
+    worst_delta_scenario: Scenario | None = None
 
 
 def _hunting_strategy(space: Space) -> Any:
@@ -206,9 +233,11 @@ def _search(
     seed: int,
     judge_one: Callable[[Scenario], Verdict],
     progress: Callable[[HuntProgress], None] | None,
+    keep_going: bool = False,
 ) -> _SearchState:
     """Hypothesis over ``strategies.from_space(space)``, seeded, without a database, stopping at
-    the first failing group (no Hypothesis shrinking: ``shrink`` does that, for any source)."""
+    the first failing group, or with ``keep_going`` recording the first group of every failure
+    signature (no Hypothesis shrinking: ``scenarios.shrink`` does that, for any source)."""
     from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings, target
     from hypothesis import seed as hypothesis_seed
     from hypothesis.errors import Unsatisfiable
@@ -229,7 +258,7 @@ def _search(
     )
     @given(_hunting_strategy(space))
     def search(scenario: Scenario) -> None:
-        if state.failing is not None:  # Hypothesis replays the failing example once: fail again
+        if state.failing and not keep_going:  # Hypothesis replays the failing example once: fail again
             raise _Found()
         assume(not claims_invisible(scenario))
         state.tried += 1
@@ -238,10 +267,13 @@ def _search(
             target(1.0 - float(verdict.stickiness), label="stickiness gap")
             if state.worst is None or verdict.stickiness < state.worst:
                 state.worst, state.worst_scenario = verdict.stickiness, scenario
+        if verdict.kept_delta is not None and (state.worst_delta is None or verdict.kept_delta < state.worst_delta):
+            state.worst_delta, state.worst_delta_scenario = verdict.kept_delta, scenario
         if progress is not None:
             progress(HuntProgress("search", state.tried, examples, state.worst, verdict.first))
-        if verdict.failed:
-            state.failing, state.verdict = scenario, verdict
+        for kind, signature in zip(verdict.failures, verdict.signatures):
+            state.failing.setdefault(signature, (scenario, verdict, kind))
+        if verdict.failed and not keep_going:
             raise _Found()
 
     try:
@@ -272,6 +304,9 @@ def hunt(
     contract: Contract = None,
     direct: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    keep_going: bool = False,
+    skip: Sequence[str] = (),
+    reference: str | AssignorInfo | None = None,
     progress: Callable[[HuntProgress], None] | None = None,
 ) -> HuntResult:
     """Search ``space`` for a group on which ``assignor`` fails; shrink the first one found.
@@ -283,7 +318,13 @@ def hunt(
     little is a failure. ``contract``: the balance notion the grade judges by (None: uniform on
     equal subscriptions, else global). ``direct``: hand the assignor the scenario's own fields
     (no wire). ``limits``: ``assignor_seconds`` bounds every assignor call; shrinking stops after
-    ``shrink_evaluations`` judged candidates or ``shrink_seconds``.
+    ``shrink_evaluations`` judged candidates or ``shrink_seconds``, per finding.
+
+    Triage: ``keep_going`` searches every example and keeps one minimal group per failure
+    signature (``Verdict.signature``); ``skip`` leaves out failure kinds already understood
+    (``unstable``, ``error:KeyError``, ...); ``reference`` judges a second assignor on every group,
+    counts a failure only where the graded assignor fails and the reference does not, and tracks
+    the largest shortfall in kept partitions against it.
     """
     started = time.perf_counter()
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
@@ -295,15 +336,30 @@ def hunt(
         raise InvalidSpace("min_stickiness", f"must be between 0 and 1, got {min_stickiness!r}")
     if contract is not None and contract not in ("uniform", "global", "kafka"):
         raise InvalidSpace("balance", f"must be uniform, global or kafka, got {contract!r}")
+    skipped = check_skip(tuple(skip))
+    ref_info = None
+    if reference is not None:
+        ref_info = reference if isinstance(reference, AssignorInfo) else get_assignor(reference)
     hunted = hunting_space(space, info)
+    if ref_info is not None:
+        hunted = hunting_space(hunted, ref_info)
 
     def judge_one(s: Scenario) -> Verdict:
-        return judge(s, info, min_stickiness=min_stickiness, contract=contract, direct=direct, limits=limits)
+        verdict = judge(s, info, min_stickiness=min_stickiness, contract=contract, direct=direct, limits=limits)
+        against = None
+        if ref_info is not None:
+            against = judge(s, ref_info, min_stickiness=min_stickiness, contract=contract, direct=direct, limits=limits)
+        return triaged(verdict, skip=skipped, reference=against)
 
-    state = _search(info, hunted, examples=examples, seed=seed, judge_one=judge_one, progress=progress)
-    finding = None
-    if state.failing is not None and state.verdict is not None:
-        finding = _shrink_finding(state.failing, state.verdict, hunted, judge_one, limits, state.worst, progress)
+    state = _search(info, hunted, examples=examples, seed=seed, judge_one=judge_one, progress=progress,
+                    keep_going=keep_going)
+    findings: list[Finding] = []
+    for scenario, verdict, kind in state.failing.values():
+        finding = _shrink_finding(scenario, verdict, hunted, judge_one, limits, state.worst, progress, wanted=kind)
+        if all(f.signature != finding.signature for f in findings):
+            findings.append(finding)
+        if not keep_going:
+            break
     return HuntResult(
         assignor=info.name,
         seed=seed,
@@ -313,11 +369,17 @@ def hunt(
         min_stickiness=min_stickiness,
         limits=limits,
         contract=contract,
-        finding=finding,
+        finding=findings[0] if findings else None,
         worst_stickiness=state.worst,
         worst_scenario=state.worst_scenario,
         seconds=time.perf_counter() - started,
         direct=direct,
+        findings=tuple(findings),
+        keep_going=keep_going,
+        skip=skipped,
+        reference=None if ref_info is None else ref_info.name,
+        worst_kept_delta=state.worst_delta,
+        worst_kept_delta_scenario=state.worst_delta_scenario,
     )
 
 
@@ -329,10 +391,13 @@ def _shrink_finding(
     limits: Limits,
     worst: float | None,
     progress: Callable[[HuntProgress], None] | None,
+    *,
+    wanted: str | None = None,
 ) -> Finding:
     """Shrink ``failing`` while it stays in ``space`` and fails the same way.
 
-    "The same way" starts as the group's first failure (``FAILURE_KINDS`` order). When the
+    "The same way" starts as ``wanted`` (default: the group's first failure, ``FAILURE_KINDS``
+    order); an error must keep its type. When the
     shrunk group shows a more severe failure than that one (a partition dropped in a cooperative
     round shows as ``imbalance`` until the group is shrunk to an eager one, where it is
     ``unassigned``), shrinking goes on for the more severe one, which is what is reported.
@@ -341,14 +406,22 @@ def _shrink_finding(
     max_evaluations = limits.shrink_evaluations
     deadline = None if limits.shrink_seconds is None else time.monotonic() + limits.shrink_seconds
     current, current_verdict = failing, verdict
-    wanted = verdict.first
+    wanted = wanted or verdict.first
     assert wanted is not None
+    error_type = verdict.run_error.type if wanted in ("error", "time-limit") and verdict.run_error else None
     evaluations, stopped_by = 0, "done"
     while True:
         target = wanted
 
         def still_fails(candidate: Scenario, target: str = target) -> bool:
-            return space_admits(space, candidate) and target in judge_one(candidate).failures
+            if not space_admits(space, candidate):
+                return False
+            judged = judge_one(candidate)
+            if target not in judged.failures:
+                return False
+            return error_type is None or target not in ("error", "time-limit") or (
+                judged.run_error is not None and judged.run_error.type == error_type
+            )
 
         def report(done: int, s: Scenario, target: str = target, spent: int = evaluations) -> None:
             if progress is not None:

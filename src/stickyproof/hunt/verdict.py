@@ -8,7 +8,8 @@ stickiness (``stickiness``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..assignors.registry import AssignorInfo
@@ -17,7 +18,7 @@ from ..model import Scenario
 from ..oracle.grade import Grade, RunError
 from ..oracle.invariants import INVARIANTS
 
-__all__ = ["FAILURE_KINDS", "Verdict", "judge"]
+__all__ = ["FAILURE_KINDS", "Verdict", "judge", "verdict_of", "message_shape", "triaged", "check_skip"]
 
 #: What a failing group can break, most severe first: the assignor raised, ran past the time
 #: limit, broke an invariant of models/invariants.md, or kept too little.
@@ -35,6 +36,8 @@ class Verdict:
     stickiness: float | None
     grade: Grade | None = None
     run_error: RunError | None = None
+    reference: "Verdict | None" = None
+    kept_delta: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -43,6 +46,61 @@ class Verdict:
     @property
     def first(self) -> str | None:
         return self.failures[0] if self.failures else None
+
+    def signature(self, kind: str) -> str:
+        """What tells this failure apart from others of its kind: the invariant id, or for an
+        error ``error:<type>:<message shape>`` (numbers and quoted names blanked out), so one
+        ``KeyError: 'c3'`` and another ``KeyError: 'c7'`` are one signature."""
+        if kind in ("error", "time-limit") and self.run_error is not None:
+            return f"{kind}:{self.run_error.type}:{message_shape(self.run_error.message)}"
+        return kind
+
+    @property
+    def signatures(self) -> tuple[str, ...]:
+        return tuple(self.signature(k) for k in self.failures)
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def message_shape(message: str, *, limit: int = 80) -> str:
+    """``"KeyError: 'c3' at index 7"`` -> ``"KeyError: '_' at index N"``: an error message with the
+    parts that name this group's members, topics and numbers blanked out."""
+    text = _NUMBER.sub("N", _QUOTED.sub("'_'", " ".join(message.split())))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_skip(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """``--skip`` values: a failure kind (``unstable``, ``error``, ...) or an error type (``error:KeyError``)."""
+    from ..scenarios.space import InvalidSpace
+
+    for kind in kinds:
+        base = kind.split(":", 1)[0]
+        if base not in FAILURE_KINDS or (":" in kind and base not in ("error", "time-limit")):
+            raise InvalidSpace("skip", f"{kind!r} is not a failure kind ({', '.join(FAILURE_KINDS)}) or error:TYPE")
+    return tuple(kinds)
+
+
+def _skipped(verdict: Verdict, kind: str, skip: tuple[str, ...]) -> bool:
+    if kind in skip:
+        return True
+    error = verdict.run_error
+    return error is not None and kind in ("error", "time-limit") and f"{kind}:{error.type}" in skip
+
+
+def triaged(verdict: Verdict, *, skip: tuple[str, ...] = (), reference: Verdict | None = None) -> Verdict:
+    """``verdict`` without the failures ``skip`` names (a class already understood) and, when a
+    ``reference`` assignor was judged on the same group, without the failures the reference shares
+    (a failure counts only where the graded assignor fails and the reference does not)."""
+    shared = set(reference.failures) if reference is not None else set()
+    kept = tuple(k for k in verdict.failures if not _skipped(verdict, k, skip) and k not in shared)
+    delta = None
+    if reference is not None and verdict.grade is not None and reference.grade is not None:
+        if verdict.grade.kept is not None and reference.grade.kept is not None:
+            delta = verdict.grade.kept - reference.grade.kept
+    witnesses = {k: v for k, v in verdict.witnesses.items() if k in kept}
+    return replace(verdict, failures=kept, witnesses=witnesses, reference=reference, kept_delta=delta)
 
 
 def _error_witness(error: RunError) -> dict[str, Any]:
