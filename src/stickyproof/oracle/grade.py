@@ -284,13 +284,15 @@ def _first_difference(a: Assignment, b: Assignment) -> dict[str, Any] | None:
     """The first partition (sorted) whose holder or withholding differs between two answers, or None."""
 
     def where(x: Assignment) -> dict[TopicPartition, tuple[str, ...]]:
-        out: dict[TopicPartition, list[str]] = {}
+        # Holders as a set (models/invariants.md §3): a client reads its partition list as a set, so
+        # listing a partition twice and once are the same answer.
+        out: dict[TopicPartition, set[str]] = {}
         for m, tps in x.assignment.items():
             for tp in tps:
-                out.setdefault(tp, []).append(m)
+                out.setdefault(tp, set()).add(m)
         for m, tps in (x.revoking or {}).items():
             for tp in tps:
-                out.setdefault(tp, []).append(f"revoking:{m}")
+                out.setdefault(tp, set()).add(f"revoking:{m}")
         return {tp: tuple(sorted(v)) for tp, v in out.items()}
 
     wa, wb = where(a), where(b)
