@@ -123,7 +123,7 @@ def _message(text: str, line: int) -> Message | None:
     return None
 
 
-def _row(text: str, line: int, kind: str, labels: tuple[str, ...], starts: tuple[int, ...], at: int) -> dict[str, Cell]:
+def _row(text: str, line: int, labels: tuple[str, ...], starts: tuple[int, ...], at: int) -> dict[str, Cell]:
     """Slice ``text`` at the header's column starts; fall back to whitespace fields when it does not line up.
 
     A padded value begins exactly at its column start, so a non-space just before a column start
@@ -141,9 +141,8 @@ def _row(text: str, line: int, kind: str, labels: tuple[str, ...], starts: tuple
         return cells
     fields = [(m.group(0), m.start()) for m in re.finditer(r"\S+", text)]
     # Whitespace fields are unambiguous only when no cell can be empty or hold spaces but the
-    # last (ASSIGNMENT's "t(0), u(1)", a CLIENT-ID with spaces); the state table's coordinator
-    # ("host:9092  (1)") holds spaces mid-row, so it is never re-split.
-    if kind == STATE or len(fields) < len(labels):
+    # last (ASSIGNMENT's "t(0), u(1)", a CLIENT-ID with spaces).
+    if len(fields) < len(labels):
         raise InvalidScenario(
             _where(line),
             f"row does not line up with the header of line {at} ({len(fields)} fields where {len(labels)} columns are "
@@ -152,6 +151,53 @@ def _row(text: str, line: int, kind: str, labels: tuple[str, ...], starts: tuple
     head, tail = fields[: len(labels) - 1], fields[len(labels) - 1 :]
     cells = {label: Cell(value, line, col + 1) for label, (value, col) in zip(labels, head)}
     cells[labels[-1]] = Cell(text[tail[0][1]:].strip(), line, tail[0][1] + 1)
+    return cells
+
+
+#: ``ConsumerGroupState`` / ``GroupState`` names the STATE column can hold.
+_GROUP_STATES = frozenset({"Stable", "Empty", "Dead", "PreparingRebalance", "CompletingRebalance", "Assigning",
+                           "Reconciling", "Unknown", "NotReady"})
+
+
+def _state_row(text: str, line: int, labels: tuple[str, ...]) -> dict[str, Cell]:
+    """A ``--state`` row, read by tokens rather than positions.
+
+    Its format pads GROUP to the coordinator's width and the coordinator (``host:port (id)``,
+    two spaces before the id from 3.8) to 25, so a longer host name pushes every later value
+    right of its label. The coordinator ends at the first token closing with ``)``; an empty
+    ASSIGNMENT-STRATEGY (an Empty group before 4.0) is recognised by the state name that follows.
+    """
+    fields = [(m.group(0), m.start() + 1) for m in re.finditer(r"\S+", text)]
+
+    def fail(what: str) -> InvalidScenario:
+        return InvalidScenario(_where(line), f"--state row: {what}")
+
+    cells: dict[str, Cell] = {}
+    i = 0
+    if labels[0] == "GROUP":
+        cells["GROUP"] = Cell(fields[0][0], line, fields[0][1])
+        i = 1
+    j = i
+    while j < len(fields) and not fields[j][0].endswith(")"):
+        j += 1
+    if i >= len(fields) or j == len(fields):
+        raise fail("no COORDINATOR (ID) of the form host:port (id)")
+    start, end = fields[i][1], fields[j][1] + len(fields[j][0])
+    cells["COORDINATOR (ID)"] = Cell(text[start - 1 : end - 1], line, start)
+    rest = fields[j + 1 :]
+    if rest and rest[0][0] not in _GROUP_STATES:
+        cells["ASSIGNMENT-STRATEGY"] = Cell(rest[0][0], line, rest[0][1])
+        rest = rest[1:]
+    else:
+        cells["ASSIGNMENT-STRATEGY"] = Cell("", line, rest[0][1] if rest else len(text) + 1)
+    if not rest or rest[0][0] not in _GROUP_STATES:
+        raise fail(f"expected a group state ({', '.join(sorted(_GROUP_STATES))}) after the assignment strategy")
+    cells["STATE"] = Cell(rest[0][0], line, rest[0][1])
+    after = labels[labels.index("STATE") + 1 :]
+    if len(rest) - 1 != len(after):
+        raise fail(f"{len(rest) - 1} values after STATE where {len(after)} columns are named ({' '.join(after)})")
+    for label, (value, col) in zip(after, rest[1:]):
+        cells[label] = Cell(value, line, col)
     return cells
 
 
@@ -186,7 +232,7 @@ def read_tables(text: str) -> tuple[tuple[Table, ...], tuple[Message, ...]]:
             continue
         if current is not None:
             kind, labels, starts, at = current
-            rows.append(_row(line, number, kind, labels, starts, at))
+            rows.append(_state_row(line, number, labels) if kind == STATE else _row(line, number, labels, starts, at))
             continue
         if not tables:  # a pasted prompt or command line before the output
             continue

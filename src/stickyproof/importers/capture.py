@@ -66,7 +66,12 @@ _MEMBER = ("id", "instance_id", "assignor", "subscription", "assignment")
 
 def read_capture(text: str | bytes, source: str = "capture") -> Any:
     """Parse the capture's JSON text (errors name the line and column)."""
-    return parse_json(text, source)
+    try:
+        return parse_json(text, source)
+    except InvalidScenario:
+        raise
+    except ValueError as exc:  # e.g. an integer past Python's int-from-text digit limit
+        raise InvalidScenario("", f"{source}: {exc}") from None
 
 
 def import_capture(doc: Any, *, protocol: str | None = None, name: str | None = None) -> ImportResult:

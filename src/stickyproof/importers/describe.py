@@ -375,7 +375,7 @@ def _fixed_notes(group: DescribedGroup, options: DescribeOptions) -> list[str]:
         f"generation: not shown by kafka-consumer-groups.sh; every member's is {options.generation}"
         + (" (unknown)" if options.generation == DEFAULT_GENERATION else " (--generation)"),
         f"protocol version: not shown; every member speaks ConsumerProtocolSubscription v{options.version}"
-        + (" (the newest; --version to change)" if options.version == MAX_VERSION else " (--version)"),
+        + (" (the newest; --subscription-version to change)" if options.version == MAX_VERSION else " (--subscription-version)"),
         "owned partitions: each member owns what the tool shows it holding (its current assignment): the scenario "
         "is the next rebalance from the group as it stands",
         "member order: as the tool lists them; the JoinGroup order the leader saw is not shown (it decides the sticky "
