@@ -459,6 +459,13 @@ def test_truncated_subscription_names_the_field_and_byte_offset():
     assert f"byte offset {err.value.offset}" in str(err.value)
 
 
+def test_lone_surrogates_are_refused_where_they_are():
+    with pytest.raises(InvalidScenario, match=r"^members\[0\]\.id: lone surrogate U\+DC80 at character 2"):
+        import_capture(capture_doc(members__0__id="c\udc80"))
+    with pytest.raises(InvalidScenario, match=r"^topics\.t\\udc80 \(the key\): lone surrogate"):
+        import_capture(capture_doc(**{"topics": {"t\udc80": 1}}))
+
+
 def test_capture_text_errors():
     with pytest.raises(InvalidScenario, match="line 1 column"):
         read_capture(b'{"format": ')
@@ -558,6 +565,12 @@ def test_capture_without_assignments_refuses_assignment_out(tmp_path, capsys):
 def test_non_utf8_input_names_the_byte(capsys):
     code, _, err = run(["import", "describe", "-"], stdin=b"GROUP \xff", capsys=capsys)
     assert code == 2 and "is not UTF-8 text: byte offset 6" in err
+
+
+def test_non_utf8_argument_names_the_option(capsys):
+    arg = b"\xff".decode("utf-8", "surrogateescape")  # what Python makes of such a byte in argv
+    code, _, err = run(["import", "describe", str(DATA / "members-2.5.txt"), "--assignor", arg], capsys=capsys)
+    assert code == 2 and err == "InvalidScenario: --assignor: b'\\xff' is not UTF-8 text\n"
 
 
 @pytest.mark.parametrize("argv", [["import", "--help"], ["import", "describe", "--help"], ["import", "capture", "--help"]])

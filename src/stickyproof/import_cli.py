@@ -143,6 +143,7 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 def _cmd_describe(args: argparse.Namespace) -> int:
     from .importers import DescribeOptions, import_describe
 
+    _check_arguments(args)
     if args.input == "-" and args.topics == "-":
         raise InvalidScenario("--topics", "standard input can hold only one of OUTPUT and --topics")
     options = DescribeOptions(
@@ -168,6 +169,7 @@ def _cmd_describe(args: argparse.Namespace) -> int:
 def _cmd_capture(args: argparse.Namespace) -> int:
     from .importers import import_capture, read_capture
 
+    _check_arguments(args)
     _check_outputs(args)
     doc = read_capture(_read_bytes(args.input, "CAPTURE"), "standard input" if args.input == "-" else args.input)
     return _emit(import_capture(doc, protocol=args.protocol, name=args.name), args, "capture")
@@ -175,6 +177,15 @@ def _cmd_capture(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------
 # input
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """An argument with bytes that are not UTF-8 reaches Python as lone surrogates, which no file can hold."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and any("\ud800" <= ch <= "\udfff" for ch in item):
+                option = "--" + name.replace("_", "-") if name not in ("input",) else name.upper()
+                raise InvalidScenario(option, f"{item.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text")
 
 
 def _pairs(values: list[str], option: str, shape: str) -> list[tuple[str, str]]:

@@ -82,6 +82,7 @@ def import_capture(doc: Any, *, protocol: str | None = None, name: str | None = 
     ``DecodeError`` naming the member, the field and the byte offset.
     """
     _fields(doc, _TOP, "")
+    _no_lone_surrogates(doc, "")
     if doc.get("format") != CAPTURE_FORMAT:
         raise InvalidScenario("format", f"expected {CAPTURE_FORMAT!r}, got {doc.get('format')!r}")
     members_raw = doc.get("members")
@@ -305,6 +306,23 @@ def _located(exc: DecodeError, path: str) -> DecodeError:
     located = DecodeError(f"{path}: {exc}")
     located.field, located.offset = exc.field, exc.offset
     return located
+
+
+def _no_lone_surrogates(value: Any, path: str) -> None:
+    """JSON's ``\\udc80`` escapes make strings no UTF-8 writer can write; refuse them where they are."""
+    if isinstance(value, str):
+        for i, ch in enumerate(value):
+            if "\ud800" <= ch <= "\udfff":
+                raise InvalidScenario(path, f"lone surrogate U+{ord(ch):04X} at character {i + 1}: not a Unicode string")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            shown = str(key).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            sub = f"{path}.{shown}" if path else shown
+            _no_lone_surrogates(key, f"{sub} (the key)")
+            _no_lone_surrogates(item, sub)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _no_lone_surrogates(item, f"{path}[{i}]")
 
 
 def _all_or_none(members_raw: list[Any]) -> None:
