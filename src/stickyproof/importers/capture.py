@@ -316,7 +316,7 @@ def _no_lone_surrogates(value: Any, path: str) -> None:
                 raise InvalidScenario(path, f"lone surrogate U+{ord(ch):04X} at character {i + 1}: not a Unicode string")
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            shown = str(key).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            shown = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in str(key))
             sub = f"{path}.{shown}" if path else shown
             _no_lone_surrogates(key, f"{sub} (the key)")
             _no_lone_surrogates(item, sub)
