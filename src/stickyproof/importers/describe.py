@@ -93,8 +93,10 @@ def import_describe(text: str, topics_text: str | None = None, options: Describe
     topics = _topics(wanted, counts, listings, options, notes)
     dropped = [n for n in listings if n not in wanted]
     if dropped:
-        notes.append(f"topics: {len(dropped)} topic(s) of the kafka-topics.sh output that no member holds or subscribes to "
-                     f"were left out ({', '.join(dropped[:5])}{', ...' if len(dropped) > 5 else ''})")
+        many = len(dropped) > 1
+        notes.append(f"topics: {len(dropped)} topic{'s' if many else ''} of the kafka-topics.sh output that no member holds "
+                     f"or subscribes to {'were' if many else 'was'} left out "
+                     f"({', '.join(dropped[:5])}{', ...' if len(dropped) > 5 else ''})")
     past = sorted({str(tp) for tps in holdings.values() for tp in tps if tp.partition >= counts[tp.topic]})
     if past:
         notes.append(f"partitions held past their topic's partition count (the tools' snapshots differ, or the topic "
