@@ -231,7 +231,7 @@ def _protocol(doc: Mapping[str, Any], override: str | None, assignor: str, notes
     if chosen is not None:
         if chosen not in PROTOCOLS:
             raise InvalidScenario("protocol", f"unknown protocol {chosen!r} (expected one of {', '.join(PROTOCOLS)})")
-        notes.append(f"rebalance protocol: {chosen} ({'--protocol' if override else 'the capture'})")
+        notes.append(f"rebalance protocol: {chosen} ({'--protocol' if override else 'as the capture says'})")
         return chosen
     if assignor == "cooperative-sticky":
         notes.append("rebalance protocol: cooperative, assumed because the assignor is cooperative-sticky (a consumer "

@@ -17,8 +17,8 @@ release         ``--members --verbose`` columns                                 
 ==============  =================================================================  =========================
 
 A member with no partitions shows ``-``. Topics are grouped, the groups sorted as strings;
-partitions are sorted as numbers, except in 3.8/3.9 and early 4.0 where they were sorted as strings
-(``(0,1,10,2)``). 3.8 and 3.9 lost the topic names when the command moved to Java (KAFKA-17750
+partitions are sorted as numbers, except in 3.8/3.9 where they are sorted as strings
+(``(0,1,10,2)``). Order is never relied on here. 3.8 and 3.9 lost the topic names when the command moved to Java (KAFKA-17750
 restored them in 4.0); such a cell is usable only with one candidate topic, or next to the
 default ``--describe`` (offsets) table, whose rows name TOPIC, PARTITION and CONSUMER-ID.
 """
