@@ -104,6 +104,19 @@ def test_topicless_3_9_cells_take_topics_from_the_offsets_table():
     assert owned(r, fixtures.PAYMENTS[1]["id"]) == tuple(TP("payments.v2-events", p) for p in (3, 4, 5, 11))
 
 
+def test_offsets_table_alone_or_beside_a_members_table_without_verbose():
+    out = text("members-3.9-with-offsets.txt")
+    offsets_only = out[out.index("\nGROUP           TOPIC"):]
+    quiet = fixtures.members_table("2.6", "payments", fixtures.PAYMENTS, verbose=False) + offsets_only
+    for source in (offsets_only, quiet):
+        r = import_describe(source, text("topics-2.3.txt"))
+        assert [m.id for m in r.scenario.members] == [m["id"] for m in fixtures.PAYMENTS]
+        assert owned(r, fixtures.PAYMENTS[2]["id"]) == tuple(TP("payments.v2-events", p) for p in (6, 7, 8, 9))
+    assert any("read from the offsets table" in n for n in import_describe(offsets_only, text("topics-2.3.txt")).notes)
+    with pytest.raises(InvalidScenario, match=r"^describe line 3: the members table has no ASSIGNMENT column: run .* --verbose"):
+        import_describe(fixtures.members_table("2.6", "payments", fixtures.PAYMENTS, verbose=False), text("topics-2.3.txt"))
+
+
 def test_topicless_cells_with_several_candidate_topics_are_refused_naming_the_line():
     with pytest.raises(InvalidScenario, match=r"^describe line 3: ASSIGNMENT names no topics .* 3 topics are candidates"):
         describe("members-3.9-topicless.txt", "topics-3.9.txt")
@@ -335,7 +348,7 @@ def test_topics_lines_read_without_their_tabs():
 
 def test_option_values_are_checked_naming_the_option():
     for options, words in [
-        (DescribeOptions(version=4), "--version: version 4 outside 0..3"),
+        (DescribeOptions(version=4), "--subscription-version: version 4 outside 0..3"),
         (DescribeOptions(protocol="incremental"), "--protocol: unknown protocol"),
         (DescribeOptions(subscribe=("t",), subscribe_all=True), "--subscribe: give either"),
         (DescribeOptions(member_racks={"nobody": "r"}, partitions={"orders": 6, "audit.log": 2}), "--member-rack: nobody=r"),

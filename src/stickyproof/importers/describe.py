@@ -139,7 +139,7 @@ def import_describe(text: str, topics_text: str | None = None, options: Describe
 
 def _check_options(o: DescribeOptions) -> None:
     if not 0 <= o.version <= MAX_VERSION:
-        raise InvalidScenario("--version", f"version {o.version} outside 0..{MAX_VERSION}")
+        raise InvalidScenario("--subscription-version", f"version {o.version} outside 0..{MAX_VERSION}")
     if not -(2**31) <= o.generation <= INT32_MAX:
         raise InvalidScenario("--generation", f"generation {o.generation} outside int32")
     if o.protocol is not None and o.protocol not in PROTOCOLS:
@@ -181,8 +181,8 @@ def _holdings(
         ids = [m.id for m in group.members]
     else:
         ids = off_order
-        notes.append("members: read from the offsets table (no --members table): group.instance.id and members' "
-                     "hosts are not in it")
+        notes.append("members: read from the offsets table (there is no --members table), which does not show "
+                     "group.instance.id: no member is static")
     if not ids:
         who = f"group {group.name!r}" if group.name else "the group"
         raise InvalidScenario("describe", f"{who} has no active members: nothing to import")
