@@ -103,6 +103,8 @@ RULES = [
     ("unknown member field", lambda d: d["members"][1].update(owner=[]), "members[1].owner", "unknown field"),
     ("rack not a string", lambda d: d["members"][0].update(rack=3), "members[0].rack", "expected a rack"),
     ("members not a list", lambda d: d.update(members={}), "members", "expected an array"),
+    ("notes not an array", lambda d: d.update(notes="generations unknown"), "notes", "expected an array of strings"),
+    ("note not a string", lambda d: d.update(notes=["ok", 3]), "notes[1]", "expected a string"),
 ]
 
 
@@ -233,6 +235,12 @@ def test_expect_key_of_regression_files_is_read_and_ignored():
     doc = {**copy.deepcopy(EXAMPLE), "expect": {"assignor": "sticky", "mechanism": "..."}}
     assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
     assert "expect" not in scenario_to_dict(scenario_from_dict(doc))
+
+
+def test_notes_key_written_by_import_is_read_and_ignored():
+    doc = {**copy.deepcopy(EXAMPLE), "notes": ["generation -1 for every member: the describe output shows none"]}
+    assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
+    assert "notes" not in scenario_to_dict(scenario_from_dict(doc))
 
 
 def test_assignment_may_list_a_partition_twice_so_the_check_can_report_it():

@@ -250,13 +250,17 @@ def _member_from_json(raw: Any, path: str) -> Member:
 def scenario_from_dict(doc: Any) -> Scenario:
     """Read a scenario document, enforcing every rule of SCENARIO_FORMAT.md."""
     _expect(doc, Mapping, "", "a JSON object")
-    # "expect" is the one extension: regression and Kafka-case files carry the outcome expected of
-    # them beside the scenario (tests/regressions/README.md), and every command reads them as is.
-    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect"), "")
+    # Two extensions every command reads and ignores: "expect", the outcome regression and
+    # Kafka-case files carry beside the scenario (tests/regressions/README.md), and "notes", what
+    # `stickyproof import` could not know about a real group and assumed (docs/import.md).
+    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect", "notes"), "")
     fmt = _require(doc, "format", "")
     if fmt != SCENARIO_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
     name = _expect(doc.get("name", ""), str, "name", "a string")
+    notes = _expect(doc.get("notes", []), list, "notes", "an array of strings")
+    for i, note in enumerate(notes):
+        _expect(note, str, f"notes[{i}]", "a string")
     protocol = _expect(doc.get("protocol", "eager"), str, "protocol", "a string")
     if protocol not in PROTOCOLS:
         raise InvalidScenario("protocol", f"unknown protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
