@@ -107,6 +107,15 @@ def test_cooperative_round_that_never_converges_is_unstable():
     assert "unstable" in g.violated()
 
 
+def test_a_given_cooperative_round_that_withholds_is_not_unstable():
+    # A legitimate round 1 (a gives up t-2, t-3 for the follow-up) graded as a given assignment:
+    # there is no assignor to replay, so convergence is not judged, and balance stays undecided.
+    s = scenario("cooperative", owned={"a": [0, 1, 2, 3]})
+    g = grade(s, assignment=Assignment({"a": (T(0), T(1)), "b": ()}, {"a": (T(2), T(3))}))
+    assert g.valid, g.violations
+    assert g.balanced["global"] is None and "imbalance" in g.deferred
+
+
 def test_next_generation_hands_everyone_its_assignment_one_generation_later():
     s = scenario(owned={"a": [0]}, generation=4)
     nxt = next_generation(s, Assignment({"a": (T(1),), "b": (T(0),)}))

@@ -30,6 +30,7 @@ LAYERS: dict[str, set[str]] = {
     "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading"},
     "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "grading", "oracle", "scenarios"},
+    "importers": BASE | {"wire"},
     "cli": None,  # the command line may import every room
 }
 

@@ -5,7 +5,7 @@ Exit codes, for every command: 0 ok, 1 a check found a violation, 2 bad input or
 anything else is a bug and shows its traceback.
 
 One module per command family (``wire``, ``scenarios``, ``sweep``, ``assign``, ``simulate``,
-``solve``, ``grade``, ``hunt``), each command one ``add_<name>(subparsers)`` function registering
+``solve``, ``grade``, ``hunt``, ``importing``), each command one ``add_<name>(subparsers)`` function registering
 its parser and a handler that parses, makes one library call and renders; ``COMMANDS`` lists them
 in the order ``--help`` shows them. Limits are spelled as ``grading.Limits`` names them
 (``--assignor-seconds``, ``--z3-query-seconds``, ...; ``_common.add_limit_flags``). Heavy
@@ -20,7 +20,7 @@ from typing import Callable
 
 from .. import __version__
 from ..errors import StickyproofError
-from . import assign, grade, hunt, scenarios, simulate, solve, sweep, wire
+from . import assign, grade, hunt, importing, scenarios, simulate, solve, sweep, wire
 from . import _common
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -40,6 +40,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     grade.add_check,
     grade.add_grade,
     hunt.add_hunt,
+    importing.add_import,
 ]
 
 

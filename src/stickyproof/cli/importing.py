@@ -3,7 +3,7 @@
     stickyproof import describe OUTPUT [--topics TOPICS] [options]   kafka-consumer-groups.sh --describe
     stickyproof import capture CAPTURE [options]                     JoinGroup/SyncGroup bytes as hex
 
-``add_parser(subparsers)`` registers the command; the handlers parse, call one library function
+``add_import(subparsers)`` registers the command; the handlers parse, call one library function
 (``stickyproof.importers``), write the files and print. Like every command, they raise only the
 ``StickyproofError`` family for bad input, which the CLI's ``main`` prints as one stderr line with
 exit 2. Output: the scenario goes to ``-o FILE`` (or standard output), the assignment to
@@ -20,9 +20,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidScenario
+from ..errors import InvalidScenario
 
-__all__ = ["add_parser", "render_scenario"]
+__all__ = ["add_import", "render_scenario"]
 
 _DESCRIPTION = """\
 Turn what Kafka shows of a live group into a stickyproof scenario, so that check, grade,
@@ -50,7 +50,7 @@ example:
   stickyproof grade orders-app.json --assignor cooperative-sticky"""
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_import(subparsers: argparse._SubParsersAction) -> None:
     """Register ``import`` with its two sources on the CLI's subparsers."""
     p = subparsers.add_parser(
         "import",
@@ -141,7 +141,7 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_describe(args: argparse.Namespace) -> int:
-    from .importers import DescribeOptions, import_describe
+    from ..importers import DescribeOptions, import_describe
 
     _check_arguments(args)
     if args.input == "-" and args.topics == "-":
@@ -167,7 +167,7 @@ def _cmd_describe(args: argparse.Namespace) -> int:
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
-    from .importers import import_capture, read_capture
+    from ..importers import import_capture, read_capture
 
     _check_arguments(args)
     _check_outputs(args)
@@ -232,7 +232,7 @@ def _read_text(ref: str, what: str) -> str:
 
 def render_scenario(doc: dict[str, Any]) -> str:
     """The scenario document as ``dump_json`` writes it, but one note per line (they are read by people)."""
-    from .model import dump_json
+    from ..model import dump_json
 
     notes = doc.get("notes", [])
     body = dump_json({k: v for k, v in doc.items() if k != "notes"})
@@ -262,8 +262,8 @@ def _write(path: str, text: str, option: str) -> None:
 
 
 def _emit(result: Any, args: argparse.Namespace, source: str) -> int:
-    from .importers import assignment_document, scenario_document
-    from .model import dump_json
+    from ..importers import assignment_document, scenario_document
+    from ..model import dump_json
 
     scenario_doc = scenario_document(result)
     assignment_doc = assignment_document(result)
