@@ -3,7 +3,7 @@
 ``general_assign`` is called with ``StickyInput``/``PriorOwners`` built here by hand (``group``), with a
 small stand-in for prior-ownership resolution (``resolve``, R5-R8) so these tests do not depend on
 ``ownership.py``. Every run goes through both engines, the fast one and the transcription
-(``general_reference``), and asserts they agree before looking at the answer.
+(``reference/general.py``), and asserts they agree before looking at the answer.
 
 Shared checkers: ``check_valid`` (Kafka's validity: subscribed topics only, no partition twice, plus
 completeness), ``r33_balanced`` (``verifyValidityAndBalance``'s balance), ``fully_balanced``
