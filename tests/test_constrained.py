@@ -12,15 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stickyproof.assignors.constrained import (
-    CURRENT_RULES,
-    NO_MORE_UNFILLED,
-    _constrained_fast,
-    _constrained_reference,
-    constrained_assign,
-    rules_for_variant,
-)
+from stickyproof.assignors.constrained import NO_MORE_UNFILLED, constrained_assign, constrained_fast
+from stickyproof.assignors.engines import FAST, REFERENCE, Declined
 from stickyproof.assignors.ownership import resolve_prior_owners
+from stickyproof.assignors.reference.constrained import constrained_reference
+from stickyproof.assignors.releases import COOPERATIVE_STICKY, COOPERATIVE_STICKY_3_5_1, STICKY, Release
 from stickyproof.assignors.sticky import assign_cooperative_sticky, assign_sticky, build_sticky_input
 from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
 from stickyproof.errors import AssignorFailure
@@ -33,8 +29,9 @@ def strs(assignment) -> dict[str, list[str]]:
     return {m: [str(p) for p in v] for m, v in assignment.items()}
 
 
-def run(inp: StickyInput, *, variant: str = "current"):
-    return constrained_assign(inp, resolve_prior_owners(inp, variant=variant), variant=variant)
+def run(inp: StickyInput, *, release: Release = STICKY):
+    """The release's constrained builder on ``inp`` (R12 assumed: the tests here give equal subscriptions)."""
+    return release.constrained_builder(inp, resolve_prior_owners(inp, release), release)
 
 
 def ordered(*ids: str) -> tuple[str, ...]:
@@ -83,7 +80,7 @@ def test_R16_owned_sorted_by_partition_then_topic_before_quota():
 
 def test_R16_claim_order_before_3_7_1():
     claims = {"a": (["x-0", "x-1", "y-0"], 1), "b": (["x-2", "y-1", "y-2"], 1), "c": ((), 1)}
-    result = run(input_of({"x": 3, "y": 3}, claims, order=ordered("a", "b", "c")), variant="3.5.1")
+    result = run(input_of({"x": 3, "y": 3}, claims, order=ordered("a", "b", "c")), release=COOPERATIVE_STICKY_3_5_1)
     assert [str(p) for p in result.assignment["a"]] == ["x-0", "x-1"]
     assert [str(p) for p in result.assignment["b"]] == ["x-2", "y-1"]
 
@@ -92,10 +89,10 @@ def test_R17_multiply_claimed_partition_stripped_even_from_higher_generation_win
     # R9: gens 3, 3, 5 in map order: the gen-5 member wins t-0 but t-0 is in DUP, so it is withheld.
     claims = {"a": (["t-0"], 3), "b": (["t-0"], 3), "c": (["t-0"], 5)}
     inp = input_of({"t": 3}, claims, order=ordered("a", "b", "c"))
-    prior = resolve_prior_owners(inp)
+    prior = resolve_prior_owners(inp, STICKY)
     assert prior.consumer_to_owned_partitions["c"] == tps("t-0")
     assert prior.partitions_with_multiple_previous_owners == frozenset(tps("t-0"))
-    result = constrained_assign(inp, prior)
+    result = constrained_assign(inp, prior, STICKY)
     assert strs(result.assignment) == {"a": ["t-0"], "b": ["t-1"], "c": ["t-2"]}
     assert strs({str(k): [v] for k, v in result.partitions_transferring_ownership.items()}) == {"t-0": ["a"]}
 
@@ -140,7 +137,7 @@ def test_R20_rack_mismatched_owned_partition_is_maybe_revoked_and_transferring()
             member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
         ],
     )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), cooperative=True)
+    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
     assert inp.rack_aware
     result = run(inp)
     assert len(result.partitions_transferring_ownership) == 2
@@ -187,10 +184,10 @@ def _kafka_15170_group():
 def test_R22_final_check_fails_when_a_member_stays_under_min_quota():
     # Before KAFKA-15170 the rack round robin neither counted members reaching max_quota nor cleared
     # at_min: a and b both get a rack-aligned partition, c ends with 1 < min 2, R22 throws.
-    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), cooperative=True)
+    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), COOPERATIVE_STICKY)
     assert inp.rack_aware
     with pytest.raises(AssignorFailure) as err:
-        run(inp, variant="3.5.1")
+        run(inp, release=COOPERATIVE_STICKY_3_5_1)
     assert err.value.kafka_exception == "IllegalStateException"
     assert "haven't reached the expected number" in str(err.value)
     fixed = run(inp)
@@ -241,8 +238,8 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
             member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
         ],
     )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), cooperative=True)
-    assert run(inp, variant="3.5.1").partitions_transferring_ownership == {}
+    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+    assert run(inp, release=COOPERATIVE_STICKY_3_5_1).partitions_transferring_ownership == {}
     assert len(run(inp).partitions_transferring_ownership) == 2
 
 
@@ -253,13 +250,13 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
 def test_R48_rack_mode_off_when_every_partition_is_on_every_rack():
     racks = (("a", "b"), ("a", "b"))
     s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
-    assert not build_sticky_input(wire_group(s, assignor="sticky"), cooperative=False).rack_aware
+    assert not build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
 def test_R48_rack_mode_on_when_a_partition_misses_a_rack():
     racks = (("a",), ("a", "b"))
     s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
-    assert build_sticky_input(wire_group(s, assignor="sticky"), cooperative=False).rack_aware
+    assert build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
 def test_R48_member_without_rack_never_mismatches_owned_partitions():
@@ -333,20 +330,19 @@ def constrained_inputs(draw):
 
 
 @settings(max_examples=300)
-@given(constrained_inputs(), st.sampled_from(["current", "3.5.1"]))
-def test_fast_path_equals_reference(inp, variant):
-    prior = resolve_prior_owners(inp, variant=variant)
-    rules = rules_for_variant(variant)
+@given(constrained_inputs(), st.sampled_from([COOPERATIVE_STICKY, COOPERATIVE_STICKY_3_5_1]))
+def test_fast_path_equals_reference(inp, release):
+    prior = resolve_prior_owners(inp, release)
     try:
-        expected = _constrained_reference(inp, prior, rules)
+        expected = constrained_reference(inp, prior, release)
     except AssignorFailure as exc:
         expected = exc
     try:
-        fast = _constrained_fast(inp, prior, rules)
+        fast = constrained_fast(inp, prior, release)
     except AssignorFailure as exc:
         assert isinstance(expected, AssignorFailure) and str(exc) == str(expected)
         return
-    if fast is None:
+    except Declined:
         return
     assert not isinstance(expected, AssignorFailure), expected
     assert {m: list(v) for m, v in fast.assignment.items()} == {m: list(v) for m, v in expected.assignment.items()}
@@ -357,7 +353,38 @@ def test_fast_path_taken_for_a_large_clean_group():
     claims = {f"c{i:03d}": ([f"t-{j}" for j in range(i * 3, i * 3 + 3)], 1) for i in range(100)}
     claims.update({f"n{i}": ((), 1) for i in range(20)})
     inp = input_of({"t": 400, "u": 50}, claims)
-    prior = resolve_prior_owners(inp)
-    fast = _constrained_fast(inp, prior, CURRENT_RULES)
+    prior = resolve_prior_owners(inp, STICKY)
+    fast = constrained_fast(inp, prior, STICKY)
     assert fast is not None
-    assert fast == _constrained_reference(inp, prior, CURRENT_RULES)
+    assert fast == constrained_reference(inp, prior, STICKY)
+
+
+# ------------------------------------------------------------------------------------------
+# The fallback protocol: every result records its engine (engines.py)
+
+
+def test_fast_engine_result_records_fast_and_no_decline():
+    result = run(input_of({"t": 5}, {"a": (["t-0"], 1), "b": ((), 1)}))
+    assert (result.engine, result.declined) == (FAST, None)
+
+
+def test_fast_engine_declines_k1_with_a_reason_and_the_transcription_runs():
+    inp = input_of({"t": 4}, {"a": (["t-0", "t-7"], 1), "b": (["t-1"], 1)}, order=ordered("a", "b"))
+    with pytest.raises(Declined) as declined:
+        constrained_fast(inp, resolve_prior_owners(inp, STICKY), STICKY)
+    result = run(inp)
+    assert result.engine == REFERENCE and result.declined == declined.value.reason
+    assert "K1" in result.declined
+
+
+def test_fast_engine_declines_rack_mode():
+    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+    result = run(inp, release=COOPERATIVE_STICKY)
+    assert result.engine == REFERENCE and "rack" in result.declined
+
+
+def test_the_2_6_builder_is_its_own_transcription():
+    from stickyproof.assignors.releases import STICKY_2_6
+
+    result = run(input_of({"t": 5}, {"a": (["t-0"], 1), "b": ((), 1)}), release=STICKY_2_6)
+    assert (result.engine, result.declined) == (REFERENCE, None)

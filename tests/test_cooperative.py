@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from stickyproof.assignors.cooperative import adjust_assignment, compute_partitions_transferring_ownership
 from stickyproof.assignors.sticky import assign_cooperative_sticky, build_sticky_input, sticky_result
-from stickyproof.assignors.sticky_types import StickyResult
+from stickyproof.assignors.releases import COOPERATIVE_STICKY
+from stickyproof.assignors.sticky_types import REFERENCE, StickyResult
 from stickyproof.errors import AssignorFailure
 from stickyproof.leader import lead
 from stickyproof.strategies import groups
@@ -31,7 +32,7 @@ def test_R34_constrained_transferring_partitions_are_withheld_from_their_new_own
 def test_R34_general_path_transferring_is_added_and_revoked_on_the_wire():
     # Heterogeneous: b subscribes to u as well. a owned t-0..t-3; b joins owning nothing.
     inp = input_of({"t": 4, "u": 2}, {"a": (["t-0", "t-1", "t-2", "t-3"], 1), "b": ((), 1)}, topics={"a": ["t"], "b": ["t", "u"]})
-    target = StickyResult({"a": tps("t-0", "t-1", "t-2"), "b": tps("u-0", "u-1", "t-3")}, None)
+    target = StickyResult({"a": tps("t-0", "t-1", "t-2"), "b": tps("u-0", "u-1", "t-3")}, None, engine=REFERENCE)
     assert compute_partitions_transferring_ownership(target.assignment, inp) == {tps("t-3")[0]: "b"}
     adjusted = adjust_assignment(target, inp)
     assert strs(adjusted.assignment) == {"a": ["t-0", "t-1", "t-2"], "b": ["u-0", "u-1"]}
@@ -40,7 +41,7 @@ def test_R34_general_path_transferring_is_added_and_revoked_on_the_wire():
 
 def test_R34_a_partition_nobody_owned_is_handed_out_at_once():
     inp = input_of({"t": 2}, {"a": (["t-0"], 1), "b": ((), 1)})
-    adjusted = adjust_assignment(StickyResult({"a": tps("t-0"), "b": tps("t-1")}, None), inp)
+    adjusted = adjust_assignment(StickyResult({"a": tps("t-0"), "b": tps("t-1")}, None, engine=REFERENCE), inp)
     assert strs(adjusted.assignment) == {"a": ["t-0"], "b": ["t-1"]} and not adjusted.revoking
 
 
@@ -65,8 +66,8 @@ def test_N4_output_is_the_target_minus_transferring():
         ],
     )
     group = wire_group(s, assignor="cooperative-sticky")
-    inp = build_sticky_input(group, cooperative=True)
-    target = sticky_result(inp)
+    inp = build_sticky_input(group, COOPERATIVE_STICKY)
+    target = sticky_result(inp, COOPERATIVE_STICKY)
     adjusted = assign_cooperative_sticky(group)
     for m, tps_ in target.assignment.items():
         withheld = [p for p in tps_ if target.partitions_transferring_ownership.get(p) == m]

@@ -3,7 +3,7 @@
 ``general_assign`` is called with ``StickyInput``/``PriorOwners`` built here by hand (``group``), with a
 small stand-in for prior-ownership resolution (``resolve``, R5-R8) so these tests do not depend on
 ``ownership.py``. Every run goes through both engines, the fast one and the transcription
-(``general_reference``), and asserts they agree before looking at the answer.
+(``reference/general.py``), and asserts they agree before looking at the answer.
 
 Shared checkers: ``check_valid`` (Kafka's validity: subscribed topics only, no partition twice, plus
 completeness), ``r33_balanced`` (``verifyValidityAndBalance``'s balance), ``fully_balanced``
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stickyproof.assignors import general_reference
 from stickyproof.assignors.general import GeneralRun, general_assign, general_run
 from stickyproof.assignors.general_state import BalanceTracker, Movements
-from stickyproof.assignors.general_reference import reference_run
+from stickyproof.assignors.reference import general as general_reference
+from stickyproof.assignors.reference.general import reference_run
 from stickyproof.assignors.racks import use_rack_aware_assignment
 from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
 from stickyproof.errors import AssignorFailure
@@ -442,10 +442,10 @@ def test_R32_revert_restores_the_post_fill_state_when_the_score_does_not_improve
     balanced = run(inp, prior)
     assert not balanced.reverted and balanced.movements
     monkeypatch.setattr(fast_module, "balance_score", lambda counts: 0)
-    monkeypatch.setattr(general_reference._GeneralAssignmentBuilder, "_balance_score", lambda self, assignment: 0)
+    monkeypatch.setattr(general_reference.GeneralAssignmentBuilder, "get_balance_score", lambda self, assignment: 0)
     reverted = run(inp, prior)
     assert reverted.reverted and reverted.movements == balanced.movements
-    monkeypatch.setattr(general_reference._GeneralAssignmentBuilder, "_perform_reassignments", lambda self, *_: False)
+    monkeypatch.setattr(general_reference.GeneralAssignmentBuilder, "perform_reassignments", lambda self, *_: False)
     post_fill = reference_run(inp, prior).result.assignment
     assert reverted.result.assignment == post_fill
     assert post_fill["a"] == tuple(TP("t", p) for p in range(6))
@@ -806,6 +806,15 @@ def test_fast_path_equals_the_transcription_on_second_rounds(seed):
         stale = any(inp.member_data[m].generation != prior.max_generation for m in inp.members if inp.member_data[m].partitions)
         if not stale:
             assert check_valid(inp, result[1]) == [] and r33_balanced(result[1])
+
+
+def test_every_run_records_its_engine():
+    """The fallback protocol (engines.py): the fast engine's runs say so; a declined input says why."""
+    clean = general_run(*group({"t": 4, "u": 2}, [("a", ["t"], [("t", 0)], 1), ("b", ["t", "u"])]))
+    assert (clean.engine, clean.declined) == ("fast", None)
+    k1 = general_run(*group({"t": 4, "u": 2}, [("a", ["t"], [("t", 9)], 1), ("b", ["t", "u"])]))
+    assert k1.engine == "reference" and "K1" in k1.declined
+    assert reference_run(*group({"t": 2}, [("a", ["t"]), ("b", ["t", "u"])])).declined is None
 
 
 def test_output_is_deterministic_under_mapping_order():

@@ -150,8 +150,8 @@ def follow_up_rounds(scenario: Scenario, assignor: str, assignment: Assignment) 
 def transferring_of(scenario: Scenario, assignor: str, result) -> Mapping[TopicPartition, str] | None:
     """Kafka's ``assignor.partitionsTransferringOwnership``: the sticky algorithm's record before any adjustment."""
     info = get_assignor(assignor)
-    inp = build_sticky_input(result.group, cooperative=info.kafka_name == "cooperative-sticky", variant=info.variant)
-    return sticky_result(inp, info.variant).partitions_transferring_ownership
+    inp = build_sticky_input(result.group, info.release)
+    return sticky_result(inp, info.release).partitions_transferring_ownership
 
 
 def replay(path: Path) -> None:

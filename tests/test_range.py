@@ -265,7 +265,7 @@ def test_R47_balance_wins_over_rack_alignment():
 # Kafka's tests, replayed from tests/kafka_cases
 
 
-def _cases(prefix: str) -> list[Path]:
+def kafka_case_files(prefix: str) -> list[Path]:
     return sorted(CASES.glob(f"{prefix}-*.json"))
 
 
@@ -291,12 +291,12 @@ def replay_case(path: Path, assign) -> None:
 
 def test_kafka_cases_are_all_present():
     # RangeAssignorTest (20 tests, most parameterised) and AbstractPartitionAssignorTest.testUseRackAwareAssignment.
-    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in _cases("range")}
+    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in kafka_case_files("range")}
     assert len(tests) == 21
-    assert len(_cases("range")) >= 90
+    assert len(kafka_case_files("range")) >= 90
 
 
-@pytest.mark.parametrize("path", _cases("range"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", kafka_case_files("range"), ids=lambda p: p.stem)
 def test_kafka_range_case(path: Path):
     replay_case(path, assign_range)
 

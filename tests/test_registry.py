@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 import textwrap
 import uuid
+from pathlib import Path
 
 import pytest
 
+import stickyproof
 from stickyproof.assignors import get_assignor, list_assignors
 from stickyproof.assignors.base import GroupSubscription, Subscription
+from stickyproof.assignors.registry import member_data_for, user_data_for
+from stickyproof.assignors.releases import RELEASES, find_release, get_release
+from stickyproof.assignors.sticky_types import MemberData
 from stickyproof.cli import main
 from stickyproof.errors import AssignorFailure, InvalidScenario, UnknownAssignor
-from stickyproof.model import Topic, TopicPartition
+from stickyproof.model import Member, Topic, TopicPartition
+from stickyproof.wire import encode_cooperative_user_data, encode_sticky_user_data
+
+PACKAGE = Path(stickyproof.__file__).parent
 
 BUILTINS = [
     "range",
@@ -180,3 +189,77 @@ def test_cli_assignors_table_and_json(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows] == BUILTINS
     assert rows[5]["protocols"] == ["cooperative", "eager"]
+
+
+# ------------------------------------------------------------------------------------------
+# Rows from release records; user data and member data by protocol name
+
+
+def test_sticky_rows_are_built_from_the_release_records():
+    rows = [info for info in list_assignors() if info.release is not None]
+    assert [info.release for info in rows] == list(RELEASES)
+    for info in rows:
+        r = info.release
+        assert (info.name, info.kafka_name, info.variant, info.protocols, info.description) == (
+            r.name, r.kafka_name, r.version, r.protocols, r.description
+        )
+        assert info.claims_from_user_data == r.user_data.carries_assignment
+        assert get_release(info.name) is r and find_release(r.kafka_name, r.version) is r
+    assert [i.name for i in list_assignors() if i.release is None] == ["range", "roundrobin"]
+
+
+def test_unknown_release_lookups_name_what_is_known():
+    with pytest.raises(UnknownAssignor, match="known: current, 2.2, 2.6"):
+        find_release("sticky", "3.0")
+    with pytest.raises(UnknownAssignor):
+        get_release("range")
+
+
+def test_user_data_for_is_what_a_java_member_of_that_release_sends():
+    member = Member("c", ("t",), owned=(TopicPartition("t", 1),), generation=4)
+    assert user_data_for("sticky")(member) == encode_sticky_user_data(member.owned, 4)
+    assert user_data_for("sticky", "2.2")(member) == encode_sticky_user_data(member.owned, 4, version=0)
+    assert user_data_for("cooperative-sticky")(member) == encode_cooperative_user_data(4)
+    assert user_data_for("cooperative-sticky", "2.4")(member) is None
+    assert user_data_for("range")(member) is None and user_data_for("roundrobin")(member) is None
+    assert user_data_for("sticky")(Member("c", ("t",))) is None  # before its first assignment
+    for kafka_name, release in (("sticky", "3.5.1"), ("my-assignor", "current")):
+        with pytest.raises(UnknownAssignor):
+            user_data_for(kafka_name, release)
+
+
+def test_member_data_for_reads_a_subscription_as_the_release_does():
+    owned = (TopicPartition("t", 1),)
+    eager = Subscription("c", ("t",), user_data=encode_sticky_user_data(owned, 4), owned=(), generation=None)
+    assert member_data_for("sticky")(eager) == MemberData(owned, 4)
+    assert member_data_for("sticky", "2.2")(eager) == MemberData(owned, None)
+    wire = Subscription("c", ("t",), owned=owned, generation=3)
+    assert member_data_for("cooperative-sticky")(wire) == MemberData(owned, 3)
+    assert member_data_for("cooperative-sticky", "2.6")(wire) == MemberData(owned, None)
+    assert member_data_for("range")(wire) == MemberData(owned, 3)
+
+
+def _string_constants(path: Path) -> set[str]:
+    return {n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def test_the_leader_names_no_assignor():
+    """The registry supplies user data and member data: the leader and the simulator's leader step ask it."""
+    names = {info.kafka_name for info in list_assignors()} | set(BUILTINS)
+    for module in ("leader.py", "group/assignment.py"):
+        assert not names & _string_constants(PACKAGE / module), module
+
+
+def test_no_assignor_code_compares_a_release_version():
+    """Releases differ by record fields only: no ``variant == "2.2"`` left in the assignors (releases.py defines them)."""
+    versions = {r.version for r in RELEASES}
+    offenders = []
+    for path in sorted((PACKAGE / "assignors").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                for operand in operands:
+                    values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+                    if any(isinstance(v, ast.Constant) and v.value in versions for v in values):
+                        offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert offenders == []

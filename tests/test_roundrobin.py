@@ -17,7 +17,7 @@ from stickyproof.javaorder import hashmap_order, java_string_hash, java_string_k
 from stickyproof.model import Scenario, TopicPartition
 from stickyproof.strategies import groups
 
-from .test_range import _cases, direct_group, group_of, lists, replay_case
+from .test_range import kafka_case_files, direct_group, group_of, lists, replay_case
 
 
 def reference_roundrobin(group: GroupSubscription) -> dict[str, list[TopicPartition]]:
@@ -84,13 +84,13 @@ def test_R14_empty_group_raises_like_the_circular_iterator():
     assert info.value.kafka_exception == "java.lang.IllegalArgumentException"
 
 
-def test_kafka_cases_are_all_present():
-    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in _cases("roundrobin")}
+def test_kafkakafka_case_files_are_all_present():
+    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in kafka_case_files("roundrobin")}
     # RoundRobinAssignorTest's 13 tests and AbstractPartitionAssignorTest's four MemberInfo sorting tests.
     assert len(tests) == 17
 
 
-@pytest.mark.parametrize("path", _cases("roundrobin"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", kafka_case_files("roundrobin"), ids=lambda p: p.stem)
 def test_kafka_roundrobin_case(path: Path):
     replay_case(path, assign_roundrobin)
 

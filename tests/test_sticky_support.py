@@ -29,10 +29,10 @@ def tps(*texts: str) -> tuple[TopicPartition, ...]:
     return tuple(tp(t) for t in texts)
 
 
-def wire_group(scenario: Scenario, *, assignor: str, variant: str = "current") -> GroupSubscription:
-    """What the leader hands the assignor after decoding each member's JoinGroup metadata at its version."""
-    name = assignor if variant == "current" else f"{assignor}@{variant}"
-    info = get_assignor(name)
+def wire_group(scenario: Scenario, *, assignor: str) -> GroupSubscription:
+    """What the leader hands the assignor (a registry name, ``sticky@2.2`` included) after decoding each
+    member's JoinGroup metadata at its version."""
+    info = get_assignor(assignor)
     if "eager" in info.protocols and "cooperative" not in info.protocols:
         scenario = replace(scenario, protocol="eager")  # R36: an eager-only assignor forces EAGER
     return build_group(scenario, info, rebalance_protocol(scenario, info))
@@ -136,9 +136,9 @@ def check_balanced(assignment: Assignment, *, revoking_allowed: bool = True) -> 
         assert max(loads) - min(loads) <= 1 + (0 if not revoking_allowed else sum(map(len, assignment.revoking.values()))), loads
 
 
-def sticky_input_for(scenario_: Scenario, *, assignor: str, variant: str = "current") -> StickyInput:
-    group = wire_group(scenario_, assignor=assignor, variant=variant)
-    return build_sticky_input(group, cooperative=assignor != "sticky", variant=variant)
+def sticky_input_for(scenario_: Scenario, *, assignor: str) -> StickyInput:
+    group = wire_group(scenario_, assignor=assignor)
+    return build_sticky_input(group, get_assignor(assignor).release)
 
 
 def test_wire_group_carries_owned_only_under_cooperative():

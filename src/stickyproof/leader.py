@@ -207,7 +207,8 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
 
     ownedPartitions: what it holds after ``onJoinPrepare`` — everything under COOPERATIVE, nothing
     under EAGER (R37); generationId: its generation; user data: the assignor's
-    (``subscriptionUserData``). Encoded at the member's own version, which drops what it lacks.
+    (``subscriptionUserData``, ``AssignorInfo.user_data``). Encoded at the member's own version,
+    which drops what it lacks.
     A scenario generation of -1 means "unknown" (SCENARIO_FORMAT.md), not a reset member that
     declared its partitions lost, so its owned partitions are still sent.
     """
@@ -215,7 +216,7 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
     sub = WireSubscription(
         version=member.version,
         topics=tuple(member.topics),
-        user_data=_user_data(member, info),
+        user_data=info.user_data(member),
         owned=tuple(owned),
         generation=member.generation,
         rack=member.rack,
@@ -245,7 +246,7 @@ def build_group(
                 Subscription(
                     member_id=m.id,
                     topics=tuple(m.topics),
-                    user_data=_user_data(m, info),
+                    user_data=info.user_data(m),
                     owned=tuple(m.owned),
                     generation=m.generation if m.generation >= 0 else None,
                     rack=m.rack,
@@ -271,30 +272,14 @@ def build_group(
     return GroupSubscription(metadata, tuple(members), protocol, direct)
 
 
-def _user_data(member: Member, info: AssignorInfo) -> bytes | None:
-    """The assignor's ``subscriptionUserData`` for ``member`` at the assignor's version (the sticky core's rule)."""
-    if info.user or info.kafka_name not in ("sticky", "cooperative-sticky"):
-        return None
-    from .assignors import sticky
-
-    if info.kafka_name == "sticky":
-        return sticky.sticky_user_data(member, info.variant)
-    return sticky.cooperative_user_data(member, info.variant)
-
-
 def member_data(subscription: Subscription, info: AssignorInfo, *, direct: bool = False) -> MemberData:
     """The claims and generation ``info`` attributes to a decoded member (``memberData``, R1, R2).
 
-    The sticky assignors' rule is the sticky core's ``member_data``; every other assignor sees the
-    wire ``ownedPartitions`` and ``generationId`` as they are.
+    The registry supplies the rule with the assignor (``AssignorInfo.member_data``): the sticky
+    assignors read their user data as their release does; every other assignor sees the wire
+    ``ownedPartitions`` and ``generationId`` as they are.
     """
-    if not info.user and info.kafka_name in ("sticky", "cooperative-sticky"):
-        from .assignors import sticky
-
-        return sticky.member_data(
-            subscription, cooperative=info.kafka_name == "cooperative-sticky", variant=info.variant, direct=direct
-        )
-    return MemberData(tuple(subscription.owned), subscription.generation)
+    return info.member_data(subscription, direct=direct)
 
 
 # ------------------------------------------------------------------------------------------

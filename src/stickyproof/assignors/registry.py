@@ -10,7 +10,17 @@ Names
 
 ``get_assignor(name)`` returns a frozen ``AssignorInfo``; ``list_assignors()`` the built-ins in that
 order. ``kafka_name`` is the protocol name a member announces in JoinGroup (what the group votes on
-and what ``ConsumerCoordinator`` compares with ``"cooperative-sticky"``, R39).
+and what ``ConsumerCoordinator`` compares with ``"cooperative-sticky"``, R39). The sticky rows are
+built from the ``releases.Release`` records, one row per record: a release added there is listed
+here.
+
+Each row also carries what the leader needs from the assignor besides its answer: ``user_data``
+(``subscriptionUserData``: the bytes a member in a given state sends) and ``member_data``
+(``memberData``: the claims and generation the assignor attributes to a decoded member, R1-R4),
+so the leader names no assignor. ``user_data_for(kafka_name, release)`` and
+``member_data_for(kafka_name, release)`` look the same callables up by protocol name: what a Java
+member running Kafka's ``kafka_name`` assignor of that release sends, for an assignor in another
+process that declares itself as one.
 
 User assignors
 --------------
@@ -49,6 +59,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import AssignorFailure, InvalidScenario, UnknownAssignor
+from functools import partial
+
 from ..model import (
     Assignment,
     Member,
@@ -59,12 +71,23 @@ from ..model import (
 )
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
 from .range import assign_range
+from .releases import RELEASES, Release
 from .roundrobin import assign_roundrobin
+from .sticky import assign as assign_release
+from .sticky_types import MemberData
+from .user_data import member_data, no_user_data, wire_member_data
 
-__all__ = ["AssignorInfo", "get_assignor", "list_assignors", "group_to_dict", "BUILTIN_NAMES"]
+__all__ = [
+    "AssignorInfo",
+    "get_assignor",
+    "list_assignors",
+    "group_to_dict",
+    "user_data_for",
+    "member_data_for",
+    "BUILTIN_NAMES",
+]
 
 EAGER_ONLY = (EAGER,)
-COOPERATIVE_AND_EAGER = (COOPERATIVE, EAGER)
 
 
 @dataclass(frozen=True)
@@ -74,6 +97,11 @@ class AssignorInfo:
     ``name``: the registry name (``sticky@2.2``, ``mypkg.mod:fn``); ``kafka_name``: the protocol name
     on the wire; ``variant``: ``"current"``, a Kafka release (``"2.2"``) or ``"user"``;
     ``protocols``: the rebalance protocols it supports, highest first (R36).
+    ``release``: the sticky release record the row was built from (None for the others).
+    ``user_data(member)``: the user data a member in that state sends (``subscriptionUserData``).
+    ``member_data(subscription, direct=False)``: the claims and generation the assignor attributes
+    to a decoded member (``memberData``, R1-R4; the wire fields for assignors without user data).
+    ``claims_from_user_data``: its claims travel in its user data, not in ``ownedPartitions`` (R1).
     """
 
     name: str
@@ -83,6 +111,10 @@ class AssignorInfo:
     fn: AssignorFn
     description: str
     user: bool = False
+    release: Release | None = None
+    user_data: Callable[[Member], bytes | None] = no_user_data
+    member_data: Callable[..., MemberData] = wire_member_data
+    claims_from_user_data: bool = False
 
     @property
     def is_cooperative_sticky(self) -> bool:
@@ -94,54 +126,64 @@ class AssignorInfo:
 # Built-ins
 
 
-def _sticky_fn(variant: str, cooperative: bool) -> AssignorFn:
-    """The sticky core's entry point, imported at call time so the registry loads without it."""
-    entry = "assign_cooperative_sticky" if cooperative else "assign_sticky"
-
-    def run(group: GroupSubscription) -> Assignment:
-        try:
-            from . import sticky
-        except ImportError as exc:
-            raise UnknownAssignor(f"the sticky core (stickyproof.assignors.sticky) cannot be imported: {exc}") from exc
-        return getattr(sticky, entry)(group, variant=variant)
-
-    run.__name__ = run.__qualname__ = f"{entry}[{variant}]"
-    return run
-
-
-def _builtin(name: str, kafka_name: str, variant: str, protocols: tuple[str, ...], fn: AssignorFn, description: str) -> AssignorInfo:
-    return AssignorInfo(name, kafka_name, variant, protocols, fn, description)
+def _release_row(release: Release) -> AssignorInfo:
+    """A sticky row, every field read from its release record."""
+    return AssignorInfo(
+        name=release.name,
+        kafka_name=release.kafka_name,
+        variant=release.version,
+        protocols=release.protocols,
+        fn=partial(assign_release, release=release),
+        description=release.description,
+        release=release,
+        user_data=release.user_data.encode,
+        member_data=partial(member_data, release=release),
+        claims_from_user_data=release.user_data.carries_assignment,
+    )
 
 
 _BUILTINS: tuple[AssignorInfo, ...] = (
-    _builtin("range", "range", "current", EAGER_ONLY, assign_range,
-             "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
-             "rack-aware since 3.5 (KIP-881)"),
-    _builtin("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
-             "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers"),
-    _builtin("sticky", "sticky", "current", EAGER_ONLY, _sticky_fn("current", False),
-             "StickyAssignor (current): balanced, keeps previous assignments carried in its user data"),
-    _builtin("sticky@2.2", "sticky", "2.2", EAGER_ONLY, _sticky_fn("2.2", False),
-             "StickyAssignor as released in 2.2: V0 user data, no generation (before KIP-341)"),
-    _builtin("sticky@2.6", "sticky", "2.6", EAGER_ONLY, _sticky_fn("2.6", False),
-             "StickyAssignor as released in 2.6: constrained fast path, highest-generation-only claims"),
-    _builtin("cooperative-sticky", "cooperative-sticky", "current", COOPERATIVE_AND_EAGER, _sticky_fn("current", True),
-             "CooperativeStickyAssignor (current): sticky, then withholds partitions changing owner until the next round"),
-    _builtin("cooperative-sticky@2.4", "cooperative-sticky", "2.4", COOPERATIVE_AND_EAGER, _sticky_fn("2.4", True),
-             "CooperativeStickyAssignor as released in 2.4 (KIP-429): no generation, every owned claim honoured"),
-    _builtin("cooperative-sticky@2.6", "cooperative-sticky", "2.6", COOPERATIVE_AND_EAGER, _sticky_fn("2.6", True),
-             "CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data"),
-    _builtin("cooperative-sticky@3.5.1", "cooperative-sticky", "3.5.1", COOPERATIVE_AND_EAGER, _sticky_fn("3.5.1", True),
-             "CooperativeStickyAssignor as released in 3.5.1: per-partition generation resolution, with its "
-             "owner-map bug (a partition could be kept by two members; fixed in 3.5.2, KAFKA-15106)"),
+    AssignorInfo("range", "range", "current", EAGER_ONLY, assign_range,
+                 "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
+                 "rack-aware since 3.5 (KIP-881)"),
+    AssignorInfo("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
+                 "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers"),
+    *(_release_row(release) for release in RELEASES),
 )
 _BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
 BUILTIN_NAMES: tuple[str, ...] = tuple(_BY_NAME)
 
 
+_BY_PROTOCOL: dict[tuple[str, str], AssignorInfo] = {(info.kafka_name, info.variant): info for info in _BUILTINS}
+
+
 def list_assignors() -> tuple[AssignorInfo, ...]:
     """The built-in assignors and variants, in a fixed order."""
     return _BUILTINS
+
+
+def _builtin_by_protocol(kafka_name: str, release: str) -> AssignorInfo:
+    info = _BY_PROTOCOL.get((kafka_name, release))
+    if info is None:
+        raise UnknownAssignor(
+            f"no built-in assignor {kafka_name!r} as of {release!r} is modelled (known: {', '.join(BUILTIN_NAMES)})"
+        )
+    return info
+
+
+def user_data_for(kafka_name: str, release: str = "current") -> Callable[[Member], bytes | None]:
+    """What a Java member running Kafka's ``kafka_name`` assignor (as of ``release``) sends as user data.
+
+    ``user_data_for("sticky")(member)`` is the V1 user data of Kafka's current ``StickyAssignor`` for
+    a member in that state (its owned partitions and generation); ``range``/``roundrobin`` send none.
+    Raises ``UnknownAssignor`` for a protocol name or release that is not modelled.
+    """
+    return _builtin_by_protocol(kafka_name, release).user_data
+
+
+def member_data_for(kafka_name: str, release: str = "current") -> Callable[..., MemberData]:
+    """How Kafka's ``kafka_name`` assignor (as of ``release``) reads a decoded subscription: ``memberData`` (R1-R4)."""
+    return _builtin_by_protocol(kafka_name, release).member_data
 
 
 def get_assignor(name: str) -> AssignorInfo:

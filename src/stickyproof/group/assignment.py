@@ -42,16 +42,15 @@ def group_scenario(
 ) -> Scenario:
     """The group as the leader decoded it, in admission order (the leader's HashMap insertion order, N1).
 
-    Under ``sticky`` (every member eager) a member's ``owned``/``generation`` are its user-data memory
-    (R1); otherwise its wire ``ownedPartitions``/``generationId`` (R37; empty for eager members). The
+    Under an assignor whose claims travel in its user data (``sticky``: every member eager) a
+    member's ``owned``/``generation`` are its user-data memory (R1); otherwise its wire ``ownedPartitions``/``generationId`` (R37; empty for eager members). The
     scenario is ``cooperative`` when some member is, so cooperative members' owned partitions reach
     the wire; each member announces its protocol names, so the leader's vote agrees with the broker's.
     """
-    sticky_user_data = not info.user and info.kafka_name == "sticky"
     cooperative = any(m.protocol == COOPERATIVE for _, m in members) and COOPERATIVE in info.protocols
     out = []
     for member_id, m in members:
-        if sticky_user_data:
+        if info.claims_from_user_data:
             owned, generation = m.memory, m.memory_generation
         else:
             owned = m.owned if m.protocol == COOPERATIVE else ()
