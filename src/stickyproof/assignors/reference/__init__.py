@@ -10,3 +10,5 @@ it can be read side by side with ``AbstractStickyAssignor.java``; each reproduce
 (§10) instead of repairing them. The fast engines (``constrained.py``, ``general.py`` one level up)
 must agree with them on every input and hand over to them through ``engines.fast_or_reference``.
 """
+
+__all__: list[str] = []  # the transcriptions are imported by module (reference.constrained, ...), not re-exported
