@@ -41,7 +41,7 @@ def add_assign(sub: argparse._SubParsersAction) -> None:
         "--assignor",
         default=None,
         metavar="NAME",
-        help="range, roundrobin, sticky[@2.2|@2.6], cooperative-sticky[@2.4|@2.6|@3.5.1], or module.path:callable "
+        help="a built-in assignor or historical release (see 'stickyproof assignors'), or module.path:callable "
         "(default: the group's protocol vote over members[].assignors)",
     )
     p.add_argument(

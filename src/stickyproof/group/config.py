@@ -30,8 +30,6 @@ FEATURES = (
 #: KIP-429's ``rebalance.protocol`` values a member may pin; ``compatible`` behaves eager.
 PROTOCOL_SETTINGS = ("eager", "compatible", "cooperative")
 
-#: The release of each assignor before its user data carried a generation (KIP-341; KAFKA-12984 in 3.0).
-_NO_USER_DATA_GENERATION = {"sticky": "sticky@2.2", "cooperative-sticky": "cooperative-sticky@2.6"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +94,17 @@ def check_features(without: Iterable[str]) -> frozenset[str]:
 
 
 def without_user_data_generation(names: Iterable[str]) -> tuple[str, ...]:
-    """``--without generation-in-user-data``: each assignor as released before its user data had a generation."""
-    return tuple(_NO_USER_DATA_GENERATION.get(n, n) for n in names)
+    """``--without generation-in-user-data``: each assignor as last released before its user data had a
+    generation (KIP-341 for ``sticky``; KAFKA-12984 in 3.0 for ``cooperative-sticky``), read off the
+    release records; a name with no such release is kept."""
+    from ..assignors.releases import releases_of
+
+    def older(name: str) -> str:
+        blind = [r for r in releases_of(name) if r.version != "current" and not r.generation_in_user_data]
+        newest = max(blind, key=lambda r: tuple(int(p) for p in r.version.split(".")), default=None)
+        return newest.name if newest is not None else name
+
+    return tuple(older(n) for n in names)
 
 
 def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: str = "") -> str:
