@@ -1,0 +1,546 @@
+"""An assignor in a child process, spoken to in JSON lines (``exec:CMD``, models/assignor-protocol.md).
+
+    exec_assignor(name, argv, *, call_seconds=None, env=None, cwd=None) -> AssignorInfo
+
+One child per assignor per worker process: started when the assignor is resolved (its hello
+names it), reused call after call, started again after any failure, and started afresh in a
+forked worker (a sweep task, a Spark executor) instead of sharing its parent's pipes. Every call
+is bounded: ``call_seconds`` (``DEFAULT_CALL_SECONDS`` when none is given), and the child is
+killed when it runs past it. The child runs in its own process group, killed whole on failure,
+on ``close`` and at interpreter exit, so nothing it started outlives stickyproof.
+
+Each failure of §6 is the call's error, raised from the assignor call (a grade records it):
+``AssignorTimeLimit``, ``AssignorCrash`` (exit status or signal), ``AssignorGarbage`` (the line),
+each with the child's last 40 lines of standard error. Nothing else escapes a call, and no call
+waits longer than its limit.
+
+The pipes are driven by one ``select`` loop per call (write the request while reading the answer
+and standard error), so a child that stops reading, floods its standard error or never answers
+cannot block stickyproof.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import math
+import os
+import select
+import selectors
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
+
+from ..assignors.base import GroupSubscription
+from ..assignors.registry import AssignorInfo
+from ..errors import AssignorCrash, AssignorFailure, AssignorGarbage, AssignorTimeLimit, InvalidOption, UnknownAssignor
+from ..model import Assignment
+from .protocol import MAX_LINE_BYTES, Hello, cut, encode_request, parse_answer_line, parse_hello, read_answer
+
+__all__ = [
+    "DEFAULT_CALL_SECONDS",
+    "START_SECONDS",
+    "STDERR_LINES",
+    "KAFKA_ASSIGNOR_NAMES",
+    "CallTiming",
+    "ExecClient",
+    "ExecAssignorFn",
+    "exec_assignor",
+    "info_from_hello",
+    "with_call_seconds",
+    "close_all",
+]
+
+DEFAULT_CALL_SECONDS = 120.0
+"""The per-call limit when the caller sets none (``Limits.assignor_seconds`` is None): a child that
+never answers must not hang a grade, so an out-of-process call is always bounded."""
+START_SECONDS = 30.0
+"""How long a child may take to write its hello (a JVM starts in about a second)."""
+STDERR_LINES = 40
+"""How many of the child's last standard-error lines an error carries (§1)."""
+EXIT_GRACE_SECONDS = 1.0
+"""After the child closes its standard output, how long to wait for its exit status before killing it."""
+MAX_STDERR_LINE = 1000
+
+KAFKA_ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+"""Kafka's own protocol names: a peer announcing one of them is led as a Java member running that
+assignor would be (its user data, R39's exemption of ``cooperative-sticky``; §2 ``kafka_name``)."""
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """Where one call's time went: building the request line, the exchange (writing it, the
+    child working, reading the answer), decoding the answer; and what the child says its
+    assignor took (``assign_seconds``, None when it does not say). ``pipe_seconds`` is the cost of
+    carrying the group across: everything but the child's own assign time."""
+
+    encode_seconds: float
+    exchange_seconds: float
+    decode_seconds: float
+    assign_seconds: float | None
+    request_bytes: int
+    answer_bytes: int
+
+    @property
+    def total_seconds(self) -> float:
+        return self.encode_seconds + self.exchange_seconds + self.decode_seconds
+
+    @property
+    def pipe_seconds(self) -> float:
+        return self.total_seconds - (self.assign_seconds or 0.0)
+
+
+class _Ended(Exception):
+    """The child closed its standard output (it exited, or is about to)."""
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _TooLong(Exception):
+    pass
+
+
+class _Child:
+    """One running child: its pipes, the unread part of its standard output, its stderr tail."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None, cwd: str | None):
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,  # its own process group: killed whole, never by the terminal's Ctrl-C
+            cwd=cwd,
+            env=None if env is None else dict(env),
+        )
+        self.owner = os.getpid()
+        self.stdin = self.proc.stdin.fileno()
+        self.stdout = self.proc.stdout.fileno()
+        self.stderr = self.proc.stderr.fileno()
+        for fd in (self.stdin, self.stdout, self.stderr):
+            os.set_blocking(fd, False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.stdout, selectors.EVENT_READ)
+        self.selector.register(self.stderr, selectors.EVENT_READ)
+        self.out = bytearray()
+        self.scanned = 0
+        self.err_partial = bytearray()
+        self.err_lines: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.stdin_open = True
+        self.stderr_closed = False
+
+    # -- the one loop ------------------------------------------------------------------------
+
+    def exchange(self, data: bytes, deadline: float) -> bytes:
+        """Write ``data`` and return the next full line of standard output, by ``deadline``."""
+        view = memoryview(data)
+        written = 0
+        writing = bool(data) and self.stdin_open
+        if writing:
+            self.selector.register(self.stdin, selectors.EVENT_WRITE)
+        try:
+            while True:
+                newline = self.out.find(b"\n", self.scanned)
+                if newline >= 0:
+                    line = bytes(self.out[: newline + 1])
+                    del self.out[: newline + 1]
+                    self.scanned = 0
+                    if writing and written < len(data):
+                        raise AssignorGarbage("the child answered before reading the whole request", line=cut(_text(line)))
+                    return line
+                self.scanned = len(self.out)
+                if len(self.out) > MAX_LINE_BYTES:
+                    raise _TooLong()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _TimedOut()
+                for key, _ in self.selector.select(remaining):
+                    fd = key.fd
+                    if fd == self.stdout:
+                        chunk = _read(fd, 1 << 20)
+                        if chunk == b"":
+                            raise _Ended()
+                        self.out += chunk or b""
+                    elif fd == self.stderr:
+                        chunk = _read(fd, 1 << 16)
+                        if chunk == b"":
+                            self.selector.unregister(fd)
+                            self.stderr_closed = True
+                        elif chunk:
+                            self._take_stderr(chunk)
+                    elif fd == self.stdin and writing:
+                        try:
+                            written += os.write(fd, view[written: written + (1 << 20)])
+                        except BlockingIOError:
+                            continue
+                        except (BrokenPipeError, ConnectionResetError):
+                            written = len(data)  # it stopped reading: its answer, or its exit, says why
+                            self.stdin_open = False
+                        if written >= len(data):
+                            self.selector.unregister(fd)
+                            writing = False
+        finally:
+            if writing:
+                self.selector.unregister(self.stdin)
+
+    def _take_stderr(self, chunk: bytes) -> None:
+        self.err_partial += chunk
+        *lines, rest = self.err_partial.split(b"\n")
+        for line in lines:
+            self.err_lines.append(cut(_text(line), MAX_STDERR_LINE))
+        if len(rest) > 1 << 16:
+            self.err_lines.append(cut(_text(rest), MAX_STDERR_LINE))
+            rest = b""
+        self.err_partial = bytearray(rest)
+
+    def stderr_tail(self, drain_seconds: float = 0.0) -> tuple[str, ...]:
+        """The last lines of standard error, after reading what is already there (up to ``drain_seconds``
+        more for a child that is exiting: its last words are usually why)."""
+        deadline = time.monotonic() + drain_seconds
+        for _ in range(64):  # at most 4 MiB: a child flooding its stderr cannot keep us here
+            if self.stderr_closed:
+                break
+            ready, _w, _x = select.select([self.stderr], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            chunk = _read(self.stderr, 1 << 16)
+            if chunk == b"":
+                self.selector.unregister(self.stderr)
+                self.stderr_closed = True
+            elif chunk:
+                self._take_stderr(chunk)
+        lines = list(self.err_lines)
+        if self.err_partial:
+            lines = (lines + [cut(_text(bytes(self.err_partial)), MAX_STDERR_LINE)])[-STDERR_LINES:]
+        return tuple(lines)
+
+    # -- ending ------------------------------------------------------------------------------
+
+    def finish(self) -> tuple[int | None, str | None, tuple[str, ...]]:
+        """After standard output closed: (exit status, signal name, stderr tail), killing a child
+        that does not exit within ``EXIT_GRACE_SECONDS``."""
+        tail = self.stderr_tail(EXIT_GRACE_SECONDS)
+        try:
+            self.proc.wait(EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+        killed_by_us = self.proc.returncode is None
+        self.kill()
+        if killed_by_us:
+            return None, None, tail
+        return _status(self.proc.returncode) + (tail,)
+
+    def kill(self) -> None:
+        """Kill the child's whole process group and release its pipes (idempotent)."""
+        if self.owner == os.getpid():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait on the child
+                pass
+        self.release()
+
+    def release(self) -> None:
+        """Close this process's ends of the pipes (a forked worker drops its parent's child this way)."""
+        try:
+            self.selector.close()
+        except Exception:  # noqa: BLE001 - closing twice
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def close(self, grace: float = 0.5) -> None:
+        """End of standard input means "stop" (§1): give the child ``grace`` seconds, then kill the group."""
+        if self.owner == os.getpid():
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+
+
+def _read(fd: int, size: int) -> bytes | None:
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def _status(returncode: int) -> tuple[int | None, str | None]:
+    if returncode >= 0:
+        return returncode, None
+    try:
+        return None, signal.Signals(-returncode).name
+    except ValueError:
+        return None, f"signal {-returncode}"
+
+
+# ------------------------------------------------------------------------------------------
+# The client: one per assignor per process
+
+
+_CLIENTS: "weakref.WeakSet[ExecClient]" = weakref.WeakSet()
+
+
+class ExecClient:
+    """The child of one assignor in this process, and the calls made to it (one at a time).
+
+    ``display`` names it in messages (``exec:python child.py``). ``hello`` is what the first child
+    said; a restarted child must say the same, or the call that restarted it fails (``garbage``).
+    ``last_timing`` is the ``CallTiming`` of the latest call that got an answer.
+    """
+
+    def __init__(self, display: str, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 cwd: str | None = None, start_seconds: float = START_SECONDS):
+        if not argv:
+            raise UnknownAssignor(f"{display}: no command to run")
+        self.display = display
+        self.argv = tuple(argv)
+        self.env = None if env is None else dict(env)
+        self.cwd = cwd
+        self.start_seconds = start_seconds
+        self.hello: Hello | None = None
+        self.last_timing: CallTiming | None = None
+        self.starts = 0
+        self._child: _Child | None = None
+        self._lock = threading.Lock()
+        self._next_id = 1
+        _CLIENTS.add(self)
+
+    # -- starting ----------------------------------------------------------------------------
+
+    def start(self) -> Hello:
+        """Start the child now and read its hello (resolving an assignor does this): any failure is
+        ``UnknownAssignor`` — the command cannot run at all (§2, exit 2)."""
+        with self._lock:
+            try:
+                self._ensure_child()
+            except AssignorFailure as exc:
+                raise UnknownAssignor(f"{self.display}: {exc}") from exc
+            assert self.hello is not None
+            return self.hello
+
+    def _ensure_child(self) -> _Child:
+        child = self._child
+        if child is not None and child.owner != os.getpid():
+            child.release()  # inherited through fork: the parent's child, not ours to talk to
+            child = self._child = None
+        if child is not None:
+            return child
+        try:
+            child = _Child(self.argv, self.env, self.cwd)
+        except OSError as exc:
+            raise AssignorCrash(f"cannot start {' '.join(self.argv)}: {exc.strerror or exc}") from None
+        self.starts += 1
+        try:
+            line = child.exchange(b"", time.monotonic() + self.start_seconds)
+            hello = parse_hello(line, self.display)
+        except _TimedOut:
+            tail = child.stderr_tail()
+            child.kill()
+            raise AssignorTimeLimit(_with_tail(f"{self.display} wrote no hello within {self.start_seconds:g} s", tail)) from None
+        except _Ended:
+            status, sig, tail = child.finish()
+            raise AssignorCrash(f"{self.display} {_ended(status, sig)} before its hello",
+                                exit_status=status, signal=sig, stderr_tail=tail) from None
+        except _TooLong:
+            child.kill()
+            raise AssignorGarbage(f"{self.display} wrote a first line over {MAX_LINE_BYTES} bytes") from None
+        except AssignorGarbage as exc:
+            tail = child.stderr_tail(0.2)
+            child.kill()
+            raise AssignorGarbage(f"{self.display}: {exc.args[0].splitlines()[0]}", line=exc.line, stderr_tail=tail) from None
+        if self.hello is not None and hello != self.hello:
+            child.kill()
+            raise AssignorGarbage(f"{self.display} restarted as {hello}, but first said {self.hello}")
+        self.hello = hello
+        self._child = child
+        return child
+
+    # -- calling -----------------------------------------------------------------------------
+
+    def call(self, group: GroupSubscription, seconds: float) -> Assignment:
+        """One request, one answer (§3, §5), within ``seconds``; every failure of §6 is raised as the
+        call's error and leaves no child behind (the next call starts a new one)."""
+        with self._lock:
+            child = self._ensure_child()
+            assert self.hello is not None
+            call_id = self._next_id
+            self._next_id += 1
+            started = time.perf_counter()
+            data = encode_request(call_id, group, ranges="ranges" in self.hello.accepts, wire=self.hello.wire)
+            encoded = time.perf_counter()
+            try:
+                line = child.exchange(data, time.monotonic() + seconds)
+                doc = parse_answer_line(line, call_id, self.display)
+            except _TimedOut:
+                tail = child.stderr_tail()
+                self._drop(child)
+                raise AssignorTimeLimit(_with_tail(
+                    f"{self.display} did not answer call {call_id} within the time limit of {seconds:g} s (killed)", tail
+                )) from None
+            except _Ended:
+                self._child = None
+                status, sig, tail = child.finish()
+                raise AssignorCrash(f"{self.display} {_ended(status, sig)} before answering call {call_id}",
+                                    exit_status=status, signal=sig, stderr_tail=tail) from None
+            except _TooLong:
+                tail = child.stderr_tail()
+                self._drop(child)
+                raise AssignorGarbage(f"{self.display} wrote an answer line over {MAX_LINE_BYTES} bytes (call {call_id})",
+                                      stderr_tail=tail) from None
+            except AssignorGarbage as exc:  # the stream is out of step: this child cannot be trusted further
+                tail = child.stderr_tail(0.2)
+                self._drop(child)
+                raise AssignorGarbage(exc.args[0], line=exc.line, stderr_tail=tail) from None
+            exchanged = time.perf_counter()
+            # A malformed assignment or an {"error"} answer leaves the stream in step: the child is kept.
+            answer = read_answer(doc, call_id, [s.member_id for s in group.members], self.display)
+            self.last_timing = CallTiming(encoded - started, exchanged - encoded, time.perf_counter() - exchanged,
+                                          answer.assign_seconds, len(data), len(line))
+            return answer.assignment
+
+    def _drop(self, child: _Child) -> None:
+        self._child = None
+        child.kill()
+
+    def close(self) -> None:
+        """Stop the child (end of input, then the process group killed)."""
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None:
+            child.close()
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        if self._child is not None:
+            self._child.release()
+            self._child = None
+
+
+def _ended(status: int | None, sig: str | None) -> str:
+    if sig is not None:
+        return f"was killed by {sig}"
+    if status is None:
+        return "closed its standard output (killed)"
+    return f"exited with status {status}"
+
+
+def _with_tail(message: str, tail: tuple[str, ...]) -> str:
+    if not tail:
+        return message
+    return message + "\nstderr (last lines):\n" + "\n".join(f"  {line}" for line in tail)
+
+
+def close_all() -> None:
+    """Stop every child this process started (registered with ``atexit``)."""
+    for client in list(_CLIENTS):
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - at exit, every child must still be tried
+            pass
+
+
+def _forget_inherited() -> None:
+    for client in list(_CLIENTS):
+        client._after_fork()
+
+
+atexit.register(close_all)
+os.register_at_fork(after_in_child=_forget_inherited)
+
+
+# ------------------------------------------------------------------------------------------
+# As an assignor
+
+
+class ExecAssignorFn:
+    """The ``AssignorFn`` of an out-of-process assignor: ``fn(group) -> Assignment`` through its
+    client, within ``seconds``. ``with_time_limit(seconds)`` is how a caller holding a
+    ``Limits.assignor_seconds`` bounds the call: the child is killed at the limit, so the caller
+    must not wrap it in a thread of its own (``grading.leader_run`` checks for this method)."""
+
+    def __init__(self, client: ExecClient, seconds: float = DEFAULT_CALL_SECONDS):
+        _check_seconds(seconds)
+        self.client = client
+        self.seconds = float(seconds)
+        self.__name__ = self.__qualname__ = f"exec[{client.display}]"
+
+    def __call__(self, group: GroupSubscription) -> Assignment:
+        return self.client.call(group, self.seconds)
+
+    def with_time_limit(self, seconds: float | None) -> "ExecAssignorFn":
+        """The same assignor (the same child) bounded by ``seconds``; ``None`` keeps this one's limit."""
+        return self if seconds is None else ExecAssignorFn(self.client, seconds)
+
+    @property
+    def last_timing(self) -> CallTiming | None:
+        return self.client.last_timing
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _check_seconds(seconds: float) -> None:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise InvalidOption("assignor_seconds", f"must be a positive finite number of seconds, got {seconds!r}")
+
+
+def info_from_hello(name: str, hello: Hello, fn: ExecAssignorFn, description: str) -> AssignorInfo:
+    """The registry entry of a peer: named as the user wrote it, the Kafka name and protocols from its hello."""
+    kafka = hello.kafka_name in KAFKA_ASSIGNOR_NAMES
+    return AssignorInfo(
+        name=name,
+        kafka_name=hello.kafka_name,
+        variant="current" if kafka else "peer",
+        protocols=hello.protocols,
+        fn=fn,
+        description=description,
+        user=not kafka,
+    )
+
+
+def exec_assignor(
+    name: str,
+    argv: Sequence[str],
+    *,
+    call_seconds: float | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    start_seconds: float = START_SECONDS,
+) -> AssignorInfo:
+    """Start ``argv``, read its hello and return the assignor (``UnknownAssignor`` when it cannot
+    start or says no valid hello). ``call_seconds`` bounds each call (default ``DEFAULT_CALL_SECONDS``)."""
+    client = ExecClient(name, argv, env=env, cwd=cwd, start_seconds=start_seconds)
+    fn = ExecAssignorFn(client, DEFAULT_CALL_SECONDS if call_seconds is None else call_seconds)
+    hello = client.start()
+    return info_from_hello(name, hello, fn, f"{hello.name} (child process: {' '.join(client.argv)})")
+
+
+def with_call_seconds(info: AssignorInfo, seconds: float | None) -> AssignorInfo:
+    """``info`` bounded by ``seconds`` per call when it runs out of process; unchanged otherwise."""
+    bind = getattr(info.fn, "with_time_limit", None)
+    return info if bind is None or seconds is None else replace(info, fn=bind(seconds))
