@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import collections
 import math
+import multiprocessing.util
 import os
 import select
 import selectors
@@ -135,6 +136,7 @@ class _Child:
         self.err_lines: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.stdin_open = True
         self.stderr_closed = False
+        self.unread_request = False  # the last answer came before the child had read its whole request
 
     # -- the one loop ------------------------------------------------------------------------
 
@@ -152,8 +154,7 @@ class _Child:
                     line = bytes(self.out[: newline + 1])
                     del self.out[: newline + 1]
                     self.scanned = 0
-                    if writing and written < len(data):
-                        raise AssignorGarbage("the child answered before reading the whole request", line=cut(_text(line)))
+                    self.unread_request = writing and written < len(data)
                     return line
                 self.scanned = len(self.out)
                 if len(self.out) > MAX_LINE_BYTES:
@@ -396,6 +397,9 @@ class ExecClient:
             try:
                 line = child.exchange(data, time.monotonic() + seconds)
                 doc = parse_answer_line(line, call_id, self.display)
+                if child.unread_request:
+                    raise AssignorGarbage(f"{self.display} answered call {call_id} before reading the whole request",
+                                          line=cut(_text(line)))
             except _TimedOut:
                 tail = child.stderr_tail()
                 self._drop(child)
@@ -471,6 +475,8 @@ def _forget_inherited() -> None:
 
 atexit.register(close_all)
 os.register_at_fork(after_in_child=_forget_inherited)
+# multiprocessing's forked workers end with os._exit, which skips atexit; they run its finalizers.
+multiprocessing.util.Finalize(None, close_all, exitpriority=100)
 
 
 # ------------------------------------------------------------------------------------------
