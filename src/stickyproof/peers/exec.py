@@ -36,6 +36,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
+from .._perf import gc_paused
 from ..assignors.base import GroupSubscription
 from ..assignors.registry import AssignorInfo
 from ..errors import AssignorCrash, AssignorFailure, AssignorGarbage, AssignorTimeLimit, InvalidOption, UnknownAssignor
@@ -238,13 +239,19 @@ class _Child:
             return None, None, tail
         return _status(self.proc.returncode) + (tail,)
 
-    def kill(self) -> None:
-        """Kill the child's whole process group and release its pipes (idempotent)."""
+    def kill_group(self) -> None:
+        """SIGKILL the child's process group, nothing else (safe from another thread: the call
+        using the pipes sees them close and ends as a ``crash``)."""
         if self.owner == os.getpid():
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def kill(self) -> None:
+        """Kill the child's whole process group and release its pipes (idempotent)."""
+        if self.owner == os.getpid():
+            self.kill_group()
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait on the child
@@ -396,7 +403,8 @@ class ExecClient:
             encoded = time.perf_counter()
             try:
                 line = child.exchange(data, time.monotonic() + seconds)
-                doc = parse_answer_line(line, call_id, self.display)
+                with gc_paused():
+                    doc = parse_answer_line(line, call_id, self.display)
                 if child.unread_request:
                     raise AssignorGarbage(f"{self.display} answered call {call_id} before reading the whole request",
                                           line=cut(_text(line)))
@@ -431,12 +439,21 @@ class ExecClient:
         self._child = None
         child.kill()
 
-    def close(self) -> None:
-        """Stop the child (end of input, then the process group killed)."""
-        with self._lock:
+    def close(self, *, wait: float | None = None) -> None:
+        """Stop the child (end of input, then the process group killed). ``wait`` bounds how long to
+        wait for a call in progress in another thread; past it the child is killed under that call,
+        which then fails as a ``crash`` (interpreter exit does this, so it is never held up)."""
+        got = self._lock.acquire(timeout=-1 if wait is None else wait)
+        try:
             child, self._child = self._child, None
+        finally:
+            if got:
+                self._lock.release()
         if child is not None:
-            child.close()
+            if got:
+                child.close()
+            else:
+                child.kill_group()
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
@@ -463,7 +480,7 @@ def close_all() -> None:
     """Stop every child this process started (registered with ``atexit``)."""
     for client in list(_CLIENTS):
         try:
-            client.close()
+            client.close(wait=0.1)
         except Exception:  # noqa: BLE001 - at exit, every child must still be tried
             pass
 

@@ -17,9 +17,13 @@ import base64
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from functools import partial
+from itertools import chain, groupby, islice, repeat
+from operator import itemgetter, lt
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE, EAGER, GroupSubscription, Subscription
+from .._perf import gc_paused
 from ..errors import AssignorFailure, AssignorGarbage
 from ..model import Assignment, TopicPartition
 from ..wire import WireSubscription, encode_subscription
@@ -41,6 +45,8 @@ __all__ = [
     "to_ranges",
     "partition_list",
     "expand_partition_list",
+    "topic_partitions",
+    "by_topic",
     "cut",
 ]
 
@@ -155,25 +161,32 @@ def partition_list(partitions: Sequence[int], ranges: bool) -> list[int] | dict[
     """``partitions`` as §4 writes them: ``{"ranges": ...}`` when allowed, exact (strictly
     increasing: no order or repeat to lose) and fewer numbers to write; the array otherwise."""
     n = len(partitions)
-    if ranges and n > 4 and all(partitions[i] < partitions[i + 1] for i in range(n - 1)):
+    if ranges and n > 4 and all(map(lt, partitions, islice(partitions, 1, None))):
         runs = to_ranges(partitions)
         if 2 * len(runs) + 2 < n:
             return {"ranges": runs}
-    return list(partitions)
+    return partitions if isinstance(partitions, list) else list(partitions)
 
 
-def expand_partition_list(value: Any, path: str, budget: list[int]) -> list[int]:
+def _check_partitions(parts: list[Any], path: str) -> None:
+    # The fast test first (C loops: a million partitions checks in milliseconds), the slow one to name the culprit.
+    if parts and set(map(type, parts)) == {int} and min(parts) >= 0 and max(parts) <= INT32_MAX:
+        return
+    for i, p in enumerate(parts):
+        if type(p) is not int:  # bool and float are refused too
+            raise AssignorGarbage(f"{path}[{i}]: expected a partition number, got {cut(json.dumps(p), 60)}")
+        if not 0 <= p <= INT32_MAX:
+            raise AssignorGarbage(f"{path}[{i}]: partition {p} outside 0..{INT32_MAX}")
+
+
+def expand_partition_list(value: Any, path: str, budget: list[int]) -> Sequence[int]:
     """A §4 partition list read back, checked: int32 partitions >= 0, ranges well formed.
     ``budget`` holds how many partitions the answer may still describe (``MAX_ANSWER_PARTITIONS``)."""
     if isinstance(value, list):
-        parts = value
-        for i, p in enumerate(parts):
-            if type(p) is not int:  # bool and float are refused too
-                raise AssignorGarbage(f"{path}[{i}]: expected a partition number, got {cut(json.dumps(p), 60)}")
-            if not 0 <= p <= INT32_MAX:
-                raise AssignorGarbage(f"{path}[{i}]: partition {p} outside 0..{INT32_MAX}")
+        parts: Any = value
+        _check_partitions(parts, path)
     elif isinstance(value, dict) and set(value) == {"ranges"} and isinstance(value["ranges"], list):
-        parts = []
+        runs, described = [], 0
         for i, run in enumerate(value["ranges"]):
             if (not isinstance(run, list) or len(run) != 2 or any(type(p) is not int for p in run)
                     or not 0 <= run[0] <= run[1] <= INT32_MAX):
@@ -181,9 +194,11 @@ def expand_partition_list(value: Any, path: str, budget: list[int]) -> list[int]
                     f"{path}.ranges[{i}]: expected [first, last] with 0 <= first <= last <= {INT32_MAX}, "
                     f"got {cut(json.dumps(run), 60)}"
                 )
-            if run[1] - run[0] + 1 > budget[0] - len(parts):
+            described += run[1] - run[0] + 1
+            if described > budget[0]:
                 raise AssignorGarbage(f"{path}.ranges[{i}]: the answer describes more than {MAX_ANSWER_PARTITIONS} partitions")
-            parts.extend(range(run[0], run[1] + 1))
+            runs.append(range(run[0], run[1] + 1))
+        parts = list(chain.from_iterable(runs))
     else:
         raise AssignorGarbage(f"{path}: expected an array of partitions or {{\"ranges\": [[first, last], ...]}}, "
                               f"got {cut(json.dumps(value), 60)}")
@@ -197,12 +212,12 @@ def expand_partition_list(value: Any, path: str, budget: list[int]) -> list[int]
 # §3 Request
 
 
-def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     """Claims grouped by topic, topics in first-claim order, partitions in claim order
     (the shape ``registry.group_to_dict`` hands a user callable)."""
     out: dict[str, list[int]] = {}
-    for topic, partition in tps:
-        out.setdefault(topic, []).append(partition)
+    for topic, group in groupby(tps, key=itemgetter(0)):
+        out.setdefault(topic, []).extend(map(itemgetter(1), group))
     return out
 
 
@@ -229,6 +244,13 @@ def subscription_bytes(s: Subscription) -> bytes:
     )
 
 
+def _owned_document(owned: Sequence[TopicPartition], ranges: bool) -> dict[str, Any]:
+    lists = by_topic(owned)
+    if not ranges:
+        return lists
+    return {t: partition_list(ps, True) if len(ps) > 4 else ps for t, ps in lists.items()}
+
+
 def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = False, wire: bool = False) -> dict[str, Any]:
     """The §3 request for ``group``: the group as the leader decoded it, ``owned`` lists in the
     ranges encoding where ``ranges`` allows and it pays, raw subscriptions when ``wire``."""
@@ -237,7 +259,7 @@ def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = F
         members.append({
             "id": s.member_id,
             "topics": list(s.topics),
-            "owned": {t: partition_list(ps, ranges) for t, ps in _by_topic(s.owned).items()},
+            "owned": _owned_document(s.owned, ranges),
             "generation": -1 if s.generation is None or s.generation < 0 else s.generation,
             "version": s.version,
             "rack": s.rack,
@@ -256,7 +278,8 @@ def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = F
 
 def encode_request(call_id: int, group: GroupSubscription, *, ranges: bool = False, wire: bool = False) -> bytes:
     """The request line (UTF-8 JSON, ASCII-escaped, ``\\n``-terminated)."""
-    return _json_line(request_document(call_id, group, ranges=ranges, wire=wire))
+    with gc_paused():  # a large group's request is a million small lists: no cycles, nothing for the collector
+        return _json_line(request_document(call_id, group, ranges=ranges, wire=wire))
 
 
 # ------------------------------------------------------------------------------------------
@@ -272,6 +295,31 @@ class Answer:
     assign_seconds: float | None
 
 
+_new_tp = partial(tuple.__new__, TopicPartition)
+
+
+def topic_partitions(topic: str, partitions: Iterable[int]) -> Iterator[TopicPartition]:
+    """``TopicPartition(topic, p)`` for each partition, built in C (the answers of a large group hold a million)."""
+    return map(_new_tp, zip(repeat(topic), partitions))
+
+
+def _plain_lists(topics: dict[str, Any], budget: list[int]) -> tuple[TopicPartition, ...] | None:
+    """A member's partitions when every list is a plain array of valid partitions, checked and built
+    in C loops (a member of a large group lists hundreds of topics); None sends it the slow way,
+    which names what is wrong."""
+    lists = list(topics.values())
+    if set(map(type, lists)) - {list}:
+        return None
+    flat = list(chain.from_iterable(lists))
+    if flat and not (set(map(type, flat)) == {int} and min(flat) >= 0 and max(flat) <= INT32_MAX):
+        return None
+    if len(flat) > budget[0]:
+        return None
+    budget[0] -= len(flat)
+    names = chain.from_iterable(map(repeat, topics.keys(), map(len, lists)))
+    return tuple(map(_new_tp, zip(names, flat)))
+
+
 def _partition_map(doc: Any, path: str, known: set[str], budget: list[int]) -> dict[str, tuple[TopicPartition, ...]]:
     if not isinstance(doc, dict):
         raise AssignorGarbage(f"{path}: expected an object of member id to partitions, got {cut(json.dumps(doc), 60)}")
@@ -282,9 +330,13 @@ def _partition_map(doc: Any, path: str, known: set[str], budget: list[int]) -> d
             raise AssignorGarbage(f"{mpath}: not a member of the group")
         if not isinstance(topics, dict):
             raise AssignorGarbage(f"{mpath}: expected an object of topic to partitions, got {cut(json.dumps(topics), 60)}")
+        fast = _plain_lists(topics, budget)
+        if fast is not None:
+            out[member_id] = fast
+            continue
         tps: list[TopicPartition] = []
         for topic, value in topics.items():
-            tps.extend(TopicPartition(topic, p) for p in expand_partition_list(value, f"{mpath}.{topic}", budget))
+            tps.extend(topic_partitions(topic, expand_partition_list(value, f"{mpath}.{topic}", budget)))
         out[member_id] = tuple(tps)
     return out
 
@@ -319,9 +371,10 @@ def read_answer(doc: Mapping[str, Any], call_id: int, member_ids: Sequence[str],
         raise AssignorGarbage(f'call {call_id} of {who}: the answer has neither "assignment" nor "error"')
     known = set(member_ids)
     budget = [MAX_ANSWER_PARTITIONS]
-    assignment = _partition_map(doc["assignment"], "assignment", known, budget)
-    revoking_doc = doc.get("revoking")
-    revoking = {} if revoking_doc is None else _partition_map(revoking_doc, "revoking", known, budget)
+    with gc_paused():
+        assignment = _partition_map(doc["assignment"], "assignment", known, budget)
+        revoking_doc = doc.get("revoking")
+        revoking = {} if revoking_doc is None else _partition_map(revoking_doc, "revoking", known, budget)
     seconds = doc.get("assign_seconds")
     if seconds is not None and (type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0):
         raise AssignorGarbage(f"assign_seconds: expected a non-negative number of seconds, got {cut(json.dumps(seconds), 40)}")

@@ -31,13 +31,15 @@ import os
 import resource
 import sys
 import time
+from itertools import chain
 from typing import Any, BinaryIO
 
 from ..assignors.base import GroupSubscription, Subscription
 from ..assignors.registry import AssignorInfo, _user_assignor
+from .._perf import gc_paused
 from ..errors import AssignorFailure, StickyproofError, UnknownAssignor
-from ..model import Assignment, Topic, TopicPartition
-from .protocol import MAX_ANSWER_PARTITIONS, Hello, expand_partition_list, hello_line
+from ..model import Assignment, Topic
+from .protocol import MAX_ANSWER_PARTITIONS, Hello, by_topic, expand_partition_list, hello_line, topic_partitions
 
 __all__ = ["main", "group_from_request", "answer_line"]
 
@@ -58,11 +60,10 @@ def group_from_request(doc: dict[str, Any]) -> GroupSubscription:
     budget = [MAX_ANSWER_PARTITIONS]
     members = []
     for i, m in enumerate(group["members"]):
-        owned = tuple(
-            TopicPartition(topic, p)
+        owned = tuple(chain.from_iterable(
+            topic_partitions(topic, expand_partition_list(parts, f"group.members[{i}].owned.{topic}", budget))
             for topic, parts in m["owned"].items()
-            for p in expand_partition_list(parts, f"group.members[{i}].owned.{topic}", budget)
-        )
+        ))
         generation = m["generation"]
         members.append(Subscription(
             member_id=m["id"],
@@ -77,19 +78,17 @@ def group_from_request(doc: dict[str, Any]) -> GroupSubscription:
     return GroupSubscription(metadata, tuple(members), doc["rebalance_protocol"], False)
 
 
-def _by_topic(tps: tuple[TopicPartition, ...]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for topic, partition in tps:
-        out.setdefault(topic, []).append(partition)
-    return out
-
-
 def answer_line(call_id: int, assignment: Assignment, seconds: float) -> bytes:
     """The §5 answer for ``assignment``, partitions in the order the assignor gave them."""
+    with gc_paused():
+        return _answer_line(call_id, assignment, seconds)
+
+
+def _answer_line(call_id: int, assignment: Assignment, seconds: float) -> bytes:
     doc: dict[str, Any] = {
         "id": call_id,
-        "assignment": {m: _by_topic(tps) for m, tps in assignment.assignment.items() if tps},
-        "revoking": {m: _by_topic(tps) for m, tps in assignment.revoking.items() if tps},
+        "assignment": {m: by_topic(tps) for m, tps in assignment.assignment.items() if tps},
+        "revoking": {m: by_topic(tps) for m, tps in assignment.revoking.items() if tps},
         "assign_seconds": seconds,
     }
     return json.dumps(doc, separators=(",", ":")).encode("ascii") + b"\n"
@@ -149,9 +148,10 @@ def serve(info: AssignorInfo, proto_in: BinaryIO, proto_out: BinaryIO) -> int:
     proto_out.flush()
     for line in proto_in:
         try:
-            request = json.loads(line)
-            call_id = request["id"]
-            group = group_from_request(request)
+            with gc_paused():
+                request = json.loads(line)
+                call_id = request["id"]
+                group = group_from_request(request)
         except (ValueError, KeyError, TypeError, StickyproofError) as exc:
             print(f"worker: unreadable request ({type(exc).__name__}: {exc})", file=sys.stderr, flush=True)
             return EXIT_BAD_REQUEST
