@@ -18,8 +18,8 @@ import json
 import math
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, groupby, islice, repeat
-from operator import itemgetter, lt
+from itertools import chain, islice, repeat
+from operator import lt
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE, EAGER, GroupSubscription, Subscription
@@ -216,8 +216,14 @@ def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     """Claims grouped by topic, topics in first-claim order, partitions in claim order
     (the shape ``registry.group_to_dict`` hands a user callable)."""
     out: dict[str, list[int]] = {}
-    for topic, group in groupby(tps, key=itemgetter(0)):
-        out.setdefault(topic, []).extend(map(itemgetter(1), group))
+    last, partitions = None, None
+    for topic, partition in tps:  # runs of one topic take the fast path (a million claims: about a second)
+        if topic != last:
+            partitions = out.get(topic)
+            if partitions is None:
+                partitions = out[topic] = []
+            last = topic
+        partitions.append(partition)  # type: ignore[union-attr]
     return out
 
 
