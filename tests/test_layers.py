@@ -27,6 +27,7 @@ LAYERS: dict[str, set[str]] = {
     "scenarios": BASE,
     "strategies": BASE | {"scenarios"},
     "grading": BASE | {"assignors", "leader", "oracle"},
+    "peers": BASE | {"assignors", "wire", "grading", "_perf"},
     "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading"},
     "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "grading", "oracle", "scenarios"},

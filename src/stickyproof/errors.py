@@ -14,7 +14,9 @@ else escaping is a bug and should show its traceback.
     │                          Hypothesis's ``InvalidArgument``)
     ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
     ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
-    │   └── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
+    │   ├── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
+    │   └── AssignorCrash      an assignor's child process died before answering (kind ``crash``)
+    │       └── AssignorGarbage  ... or answered something that is not an answer (kind ``garbage``)
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
@@ -33,6 +35,8 @@ __all__ = [
     "UnknownAssignor",
     "AssignorFailure",
     "AssignorTimeLimit",
+    "AssignorCrash",
+    "AssignorGarbage",
     "SolverError",
     "SweepError",
 ]
@@ -107,6 +111,47 @@ class AssignorTimeLimit(AssignorFailure):
     """The assignor did not answer within ``Limits.assignor_seconds`` (a thread cannot be stopped: it is abandoned)."""
 
     kind = "time-limit"
+
+
+class AssignorCrash(AssignorFailure):
+    """The assignor's child process (``exec:``, an isolated user assignor) exited or was killed by a
+    signal before answering the call (models/assignor-protocol.md §6).
+
+    ``exit_status`` is its exit code, or None when a signal ended it (``signal`` then names it,
+    ``SIGSEGV``); ``stderr_tail`` its last lines of standard error (at most 40), also written
+    into the message after its first line, so a recorded grade shows them.
+    """
+
+    kind = "crash"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_status: int | None = None,
+        signal: str | None = None,
+        stderr_tail: tuple[str, ...] = (),
+        kafka_exception: str | None = None,
+    ):
+        self.exit_status = exit_status
+        self.signal = signal
+        self.stderr_tail = tuple(stderr_tail)
+        if self.stderr_tail:
+            message += "\nstderr (last lines):\n" + "\n".join(f"  {line}" for line in self.stderr_tail)
+        super().__init__(message, kafka_exception=kafka_exception)
+
+
+class AssignorGarbage(AssignorCrash):
+    """The assignor's child answered with something that is not an answer: a line that is not one
+    JSON object, another call's ``id``, an answer over the size limit, or an assignment naming an
+    unknown member or a bad partition (the message names the path). ``line`` holds the offending
+    line, cut at 200 characters, when there is one."""
+
+    kind = "garbage"
+
+    def __init__(self, message: str, *, line: str | None = None, stderr_tail: tuple[str, ...] = ()):
+        self.line = line
+        super().__init__(message, stderr_tail=stderr_tail)
 
 
 class SolverError(StickyproofError, RuntimeError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
 from .assignors.registry import AssignorInfo, get_assignor
@@ -121,8 +121,17 @@ def call_with_limit(fn: Callable[[], Any], seconds: float | None) -> Any:
 
 def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
     """The assignor as the grader calls it: one rebalance of a scenario through ``leader.lead``,
-    bounded by ``limits.assignor_seconds``."""
+    bounded by ``limits.assignor_seconds``.
+
+    An assignor in another process (its ``fn`` has ``with_time_limit``: ``peers``) is handed the
+    limit instead: it kills its child at the limit and raises ``AssignorTimeLimit`` itself, so no
+    thread is abandoned and the next call finds a fresh child rather than a busy one."""
     from .leader import lead
+
+    bind = getattr(info.fn, "with_time_limit", None)
+    if bind is not None:
+        bound = replace(info, fn=bind(limits.assignor_seconds))
+        return lambda scenario: lead(scenario, bound, direct=direct).assignment
 
     def run(scenario: Scenario) -> Assignment:
         return call_with_limit(lambda: lead(scenario, info, direct=direct).assignment, limits.assignor_seconds)
