@@ -32,6 +32,7 @@ LAYERS: dict[str, set[str]] = {
     "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "grading", "oracle", "scenarios"},
     "importers": BASE | {"wire"},
+    "peers": BASE | {"wire", "assignors", "_perf"},
     "cli": None,  # the command line may import every room
 }
 

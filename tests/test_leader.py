@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from stickyproof.assignors.registry import load_user_assignor
 from stickyproof.cli import main
 from stickyproof.errors import AssignorFailure, InvalidScenario
 from stickyproof.leader import decoded_view, lead, select_protocol, validate_cooperative_assignment
@@ -172,13 +173,13 @@ def owned_pair(protocol: str = "cooperative"):
 
 def test_R39_leader_rejects_giving_an_owned_partition_straight_to_another_member(user_module):
     with pytest.raises(AssignorFailure) as info:
-        lead(owned_pair(), f"{user_module}:move_a0_to_b")
+        lead(owned_pair(), load_user_assignor(f"{user_module}:move_a0_to_b"))
     assert info.value.kafka_exception == "java.lang.IllegalStateException"
     assert "t-0" in str(info.value)
 
 
 def test_R39_passes_when_the_owner_revokes_first_and_revoking_is_filled(user_module):
-    result = lead(owned_pair(), f"{user_module}:revoke_first")
+    result = lead(owned_pair(), load_user_assignor(f"{user_module}:revoke_first"))
     assert "validate_cooperative_assignment passed" in result.notes
     assert result.assignment.revoking == {"a": (tp("t-0"),)}
 
@@ -186,7 +187,7 @@ def test_R39_passes_when_the_owner_revokes_first_and_revoking_is_filled(user_mod
 def test_R39_is_not_run_for_cooperative_sticky_nor_under_eager(user_module):
     coop = lead(owned_pair(), "cooperative-sticky")
     assert any("skipped" in n for n in coop.notes)
-    eager = lead(owned_pair("eager"), f"{user_module}:move_a0_to_b")
+    eager = lead(owned_pair("eager"), load_user_assignor(f"{user_module}:move_a0_to_b"))
     assert not any("validate_cooperative_assignment" in n for n in eager.notes)
     assert eager.assignment.revoking == {}
 
@@ -206,7 +207,7 @@ def test_leader_runs_no_kip792_duplicate_claim_check(user_module):
          {"id": "b", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 2}],
         protocol="cooperative",
     )
-    result = lead(sc, f"{user_module}:echo_owned")
+    result = lead(sc, load_user_assignor(f"{user_module}:echo_owned"))
     assert result.assignment.assignment["a"] == (tp("t-0"),) and result.assignment.assignment["b"] == (tp("t-0"), tp("t-1"))
 
 
@@ -216,7 +217,7 @@ def test_user_assignor_sees_what_the_wire_delivered(user_module):
          {"id": "new", "topics": ["t"], "owned": {"t": [1]}, "generation": 3, "version": 3}],
         protocol="cooperative",
     )
-    lead(sc, f"{user_module}:echo_owned")
+    lead(sc, load_user_assignor(f"{user_module}:echo_owned"))
     doc = sys.modules[user_module].seen[-1]
     assert [(m["id"], m["owned"], m["generation"]) for m in doc["members"]] == [("old", {}, -1), ("new", {"t": [1]}, 3)]
     assert doc["protocol"] == "cooperative"

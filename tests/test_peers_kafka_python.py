@@ -118,3 +118,22 @@ def test_names_and_installs_are_checked(monkeypatch):
     monkeypatch.setattr(adapter, "kafka_python_version", lambda: (2, 2, 0))
     with pytest.raises(UnknownAssignor, match="kafka-python 2.2.0 is installed"):
         adapter.kafka_python_assignor("range")
+
+
+def test_java_members_mode_decodes_the_java_bytes_and_grades_what_kafka_python_cannot_read():
+    # kafka-python:NAME+java: a kafka-python leader handed the bytes Java members send (raw wire mode).
+    fresh = scenario({"t": 6}, [{"id": f"c{i}", "topics": ["t"]} for i in range(3)])
+    for name in ("range", "roundrobin"):
+        grade = grade_assignor(fresh, resolve(f"kafka-python:{name}+java"))
+        assert grade.valid and grade.run_error is None, (name, grade.error)
+    # sticky's first round reads no user data (nobody has any yet) and is right; the stability re-run
+    # one generation later carries Java's user data, which kafka-python cannot read.
+    grade = grade_assignor(fresh, resolve("kafka-python:sticky+java"))
+    assert grade.run_error is None and grade.violated() == ("unstable",)
+    assert "Could not parse member data" in str(grade.violations[0].witness)
+    # With history, Java's KIP-341 user data is unreadable to kafka-python (pinned in
+    # tests/regressions/peers/kafka-python-sticky-leader-cannot-read-java-members-user-data.json).
+    grade = grade_assignor(scenario({"t": 6}, REJOIN), resolve("kafka-python:sticky+java"))
+    assert grade.run_error is not None and grade.run_error.kafka_exception == "ValueError"
+    assert "Could not parse member data" in grade.run_error.message
+    assert grade_assignor(scenario({"t": 6}, REJOIN), resolve("kafka-python:range+java")).valid

@@ -14,7 +14,7 @@ import pytest
 import stickyproof
 from stickyproof.assignors import get_assignor, list_assignors
 from stickyproof.assignors.base import GroupSubscription, Subscription
-from stickyproof.assignors.registry import member_data_for, user_data_for
+from stickyproof.assignors.registry import load_user_assignor, member_data_for, user_data_for
 from stickyproof.assignors.releases import RELEASES, find_release, get_release
 from stickyproof.assignors.sticky_types import MemberData
 from stickyproof.cli import main
@@ -128,19 +128,27 @@ def test_unknown_name_lists_the_known_names():
 
 def test_user_module_or_attribute_missing_is_unknown_assignor(user_module):
     with pytest.raises(UnknownAssignor, match="cannot import module"):
-        get_assignor("no_such_module_hopefully:fn")
+        load_user_assignor("no_such_module_hopefully:fn")
     with pytest.raises(UnknownAssignor, match="has no attribute 'nope'"):
-        get_assignor(f"{user_module}:nope")
+        load_user_assignor(f"{user_module}:nope")
     with pytest.raises(UnknownAssignor, match="not a callable"):
-        get_assignor(f"{user_module}:NOT_CALLABLE")
+        load_user_assignor(f"{user_module}:NOT_CALLABLE")
     with pytest.raises(UnknownAssignor, match="module.path:callable"):
-        get_assignor(f"{user_module}:")
+        load_user_assignor(f"{user_module}:")
     with pytest.raises(UnknownAssignor, match="supported_protocols"):
-        get_assignor(f"{user_module}:bad_protocols")
+        load_user_assignor(f"{user_module}:bad_protocols")
+
+
+def test_get_assignor_runs_a_user_callable_in_a_worker_process():
+    # The contract of the callable is tested in process below (load_user_assignor, what the worker
+    # runs); get_assignor hands it to a worker of its own (tests/test_peers_isolated.py).
+    info = get_assignor("tests.faulty_assignors:optimal")
+    assert info.user and getattr(info.fn, "with_time_limit", None) is not None
+    assert load_user_assignor("tests.faulty_assignors:optimal").fn is not info.fn
 
 
 def test_user_callable_receives_the_group_as_a_scenario_document(user_module):
-    info = get_assignor(f"{user_module}:everything_to_first")
+    info = load_user_assignor(f"{user_module}:everything_to_first")
     assert info.user and info.variant == "user" and info.protocols == ("eager",)
     assert info.description == "Give every partition to the first member."
     result = info.fn(small_group())
@@ -156,12 +164,12 @@ def test_user_callable_receives_the_group_as_a_scenario_document(user_module):
 
 
 def test_user_callable_full_document_keeps_revoking_and_declared_protocols(user_module):
-    result = get_assignor(f"{user_module}:full_document").fn(small_group())
+    result = load_user_assignor(f"{user_module}:full_document").fn(small_group())
     assert result.revoking == {"a": (TopicPartition("t", 0),)}
-    info = get_assignor(f"{user_module}:cooperative")
+    info = load_user_assignor(f"{user_module}:cooperative")
     assert info.protocols == ("cooperative", "eager") and info.kafka_name == "my-cooperative"
     assert not info.is_cooperative_sticky
-    assert get_assignor(f"{user_module}:Holder.nested").fn(small_group()).assignment == {"a": (), "b": ()}
+    assert load_user_assignor(f"{user_module}:Holder.nested").fn(small_group()).assignment == {"a": (), "b": ()}
 
 
 @pytest.mark.parametrize(
@@ -170,13 +178,13 @@ def test_user_callable_full_document_keeps_revoking_and_declared_protocols(user_
 )
 def test_user_callable_bad_return_value_names_the_path(user_module, fn, path):
     with pytest.raises(InvalidScenario) as info:
-        get_assignor(f"{user_module}:{fn}").fn(small_group())
+        load_user_assignor(f"{user_module}:{fn}").fn(small_group())
     assert info.value.path == path
 
 
 def test_user_callable_exception_is_wrapped_in_assignor_failure(user_module):
     with pytest.raises(AssignorFailure, match="raised ZeroDivisionError: boom") as info:
-        get_assignor(f"{user_module}:raises").fn(small_group())
+        load_user_assignor(f"{user_module}:raises").fn(small_group())
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 

@@ -236,7 +236,9 @@ def build_group(
 
     Wire mode: each member's bytes decoded (``ConsumerProtocol.deserializeSubscription``), then R3
     (negative generation -> absent; ``""`` rack -> absent); the instance id comes from the JoinGroup
-    response, not the metadata. Direct mode: the scenario's own fields, no wire.
+    response, not the metadata; each ``Subscription.raw`` keeps the bytes as received, for an assignor
+    that decodes them itself (raw wire mode, models/assignor-protocol.md §3). Direct mode: the
+    scenario's own fields, no wire.
     """
     metadata = {t.name: t for t in scenario.topics}
     members: list[Subscription] = []
@@ -267,6 +269,7 @@ def build_group(
                 rack=wire.rack or None,
                 instance_id=m.instance_id,
                 version=wire.version,
+                raw=data,
             )
         )
     return GroupSubscription(metadata, tuple(members), protocol, direct)

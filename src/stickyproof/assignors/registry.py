@@ -80,10 +80,13 @@ from .user_data import member_data, no_user_data, wire_member_data
 __all__ = [
     "AssignorInfo",
     "get_assignor",
+    "load_user_assignor",
     "list_assignors",
     "group_to_dict",
+    "PEER_PREFIXES",
     "user_data_for",
     "member_data_for",
+    "led_as",
     "BUILTIN_NAMES",
 ]
 
@@ -181,20 +184,58 @@ def user_data_for(kafka_name: str, release: str = "current") -> Callable[[Member
     return _builtin_by_protocol(kafka_name, release).user_data
 
 
+def led_as(kafka_name: str, **fields: Any) -> AssignorInfo:
+    """An ``AssignorInfo`` for an assignor outside the registry (a peer) that registers under
+    ``kafka_name``. Under one of Kafka's own names its members are led as Java members running
+    Kafka's current assignor of that name: the same user data, member data and R39 exemption (what
+    a peer implementing that protocol name must interoperate with). Any other name is led as a user
+    assignor: wire fields only, no user data."""
+    builtin = _BY_PROTOCOL.get((kafka_name, "current"))
+    if builtin is None:
+        return AssignorInfo(kafka_name=kafka_name, variant=fields.pop("variant", "peer"), user=True, **fields)
+    return AssignorInfo(
+        kafka_name=kafka_name,
+        variant="current",
+        user=False,
+        user_data=builtin.user_data,
+        member_data=builtin.member_data,
+        claims_from_user_data=builtin.claims_from_user_data,
+        **{k: v for k, v in fields.items() if k != "variant"},
+    )
+
+
 def member_data_for(kafka_name: str, release: str = "current") -> Callable[..., MemberData]:
     """How Kafka's ``kafka_name`` assignor (as of ``release``) reads a decoded subscription: ``memberData`` (R1-R4)."""
     return _builtin_by_protocol(kafka_name, release).member_data
 
 
+#: Names of assignors that are not stickyproof's own (another client's, another process's, or a
+#: user's callable) resolve through ``stickyproof.peers``. It is loaded by name on first use, as a
+#: user's module is, because it builds on this registry (AssignorInfo) and not the other way round.
+PEER_PREFIXES = ("exec:", "kafka-python:", "franz-go:", "kafka-java:")
+
+
+def _peers() -> Any:
+    return importlib.import_module("stickyproof.peers")
+
+
 def get_assignor(name: str) -> AssignorInfo:
-    """Look up a built-in name (``range``, ``sticky@2.2``, ...) or load ``module.path:callable``."""
+    """Look up a built-in name (``range``, ``sticky@2.2``, ...), a peer (``exec:CMD``,
+    ``kafka-python:NAME``, ``franz-go:NAME``, ``kafka-java:NAME``: ``stickyproof.peers``), or a
+    user's ``module.path:callable``, which runs in a worker process of its own (issue 14: nothing it
+    does can end or hang stickyproof; ``load_user_assignor`` loads it in this process instead)."""
     if not isinstance(name, str) or not name:
         raise UnknownAssignor(f"assignor name must be a non-empty string, got {name!r}")
     info = _BY_NAME.get(name)
     if info is not None:
         return info
+    if name.startswith(PEER_PREFIXES):
+        resolved = _peers().resolve(name)
+        if resolved is None:  # pragma: no cover - every prefix above has a resolver in peers
+            raise UnknownAssignor(f"{name}: no peer resolves this name")
+        return resolved
     if ":" in name:
-        return _user_assignor(name)
+        return _peers().isolated_user_assignor(name)
     base = name.split("@", 1)[0]
     variants = [n for n in BUILTIN_NAMES if n.split("@", 1)[0] == base]
     if variants:
@@ -208,7 +249,9 @@ def get_assignor(name: str) -> AssignorInfo:
 # User callables
 
 
-def _user_assignor(ref: str) -> AssignorInfo:
+def load_user_assignor(ref: str) -> AssignorInfo:
+    """``module.path:callable`` imported and wrapped in this process (the contract: models/assignor-protocol.md §8).
+    ``get_assignor`` runs user callables in a worker process; the worker itself loads them with this."""
     module_name, _, attr_path = ref.partition(":")
     if not module_name or not attr_path or ":" in attr_path:
         raise UnknownAssignor(f"{ref!r}: a user assignor is written module.path:callable")

@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 
 from .._perf import gc_paused
 from ..assignors.base import GroupSubscription
-from ..assignors.registry import AssignorInfo
+from ..assignors.registry import AssignorInfo, led_as
 from ..errors import AssignorCrash, AssignorFailure, AssignorGarbage, AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment
 from .child import STDERR_LINES, Child, Ended, TimedOut, TooLong, text_of
@@ -43,7 +43,6 @@ __all__ = [
     "DEFAULT_CALL_SECONDS",
     "START_SECONDS",
     "STDERR_LINES",
-    "KAFKA_ASSIGNOR_NAMES",
     "CallTiming",
     "ExecClient",
     "ExecAssignorFn",
@@ -58,7 +57,6 @@ DEFAULT_CALL_SECONDS = 120.0
 never answers must not hang a grade, so an out-of-process call is always bounded."""
 START_SECONDS = 30.0
 """How long a child may take to write its hello (a JVM starts in about a second)."""
-KAFKA_ASSIGNOR_NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 """Kafka's own protocol names: a peer announcing one of them is led as a Java member running that
 assignor would be (its user data, R39's exemption of ``cooperative-sticky``; §2 ``kafka_name``)."""
 
@@ -314,16 +312,7 @@ def _check_seconds(seconds: float) -> None:
 
 def info_from_hello(name: str, hello: Hello, fn: ExecAssignorFn, description: str) -> AssignorInfo:
     """The registry entry of a peer: named as the user wrote it, the Kafka name and protocols from its hello."""
-    kafka = hello.kafka_name in KAFKA_ASSIGNOR_NAMES
-    return AssignorInfo(
-        name=name,
-        kafka_name=hello.kafka_name,
-        variant="current" if kafka else "peer",
-        protocols=hello.protocols,
-        fn=fn,
-        description=description,
-        user=not kafka,
-    )
+    return led_as(hello.kafka_name, name=name, protocols=hello.protocols, fn=fn, description=description)
 
 
 def exec_assignor(

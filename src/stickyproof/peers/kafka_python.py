@@ -17,7 +17,12 @@ on the group stickyproof's leader decoded:
 4. each member's ``ConsumerProtocolAssignment`` encoded by kafka-python and read back by
    stickyproof's codec (``wire.decode_assignment``), as a Java member reads its SyncGroup bytes.
 
-So the group is a kafka-python group end to end, its codecs included. Whatever kafka-python
+So the group is a kafka-python group end to end, its codecs included. ``kafka-python:<name>+java``
+is the mixed group instead: a kafka-python leader among Java members, handed the bytes each Java
+member of that version sends (``Subscription.raw``, the leader's raw wire mode) and decoding them
+with kafka-python's own decoders. Where kafka-python cannot read them it only logs and drops the
+member's history (its sticky user data carries a 2-byte version header Java's does not); that
+logged exception is raised as the assignor's failure, so the incompatibility is graded, not hidden. Whatever kafka-python
 raises on the way is the assignor's failure (``AssignorFailure``, ``kafka_exception`` = the
 exception's type); assignment bytes a Java member cannot read, or an assignment for a member the
 group does not have, are ``AssignorGarbage``. kafka-python 3.x is required (``pip install
@@ -29,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..assignors.base import COOPERATIVE, EAGER, GroupSubscription, Subscription
-from ..assignors.registry import AssignorInfo
+from ..assignors.registry import AssignorInfo, led_as
 from ..errors import AssignorFailure, AssignorGarbage, DecodeError, UnknownAssignor
 from ..model import Assignment
 from ..wire import decode_assignment
@@ -73,7 +78,10 @@ def _assignor_class(name: str) -> Any:
 
 
 def kafka_python_assignor(name: str) -> AssignorInfo:
-    """``kafka-python:<name>``; ``UnknownAssignor`` for another name or a missing/too old kafka-python."""
+    """``kafka-python:<name>`` (or ``<name>+java``, Java members); ``UnknownAssignor`` for another name
+    or a missing/too old kafka-python."""
+    java_members = name.endswith("+java")
+    name = name.removesuffix("+java")
     if name not in NAMES:
         raise UnknownAssignor(f"kafka-python:{name}: unknown; kafka-python has {', '.join(NAMES)}")
     version = kafka_python_version()
@@ -86,40 +94,54 @@ def kafka_python_assignor(name: str) -> AssignorInfo:
     supported = {p.name.lower() for p in instance.supported_protocols()}
     protocols = tuple(p for p in (COOPERATIVE, EAGER) if p in supported)
     doc = (cls.__doc__ or "").strip().splitlines()
-    return AssignorInfo(
-        name=f"kafka-python:{name}",
-        kafka_name=instance.name,
-        variant="current",
+    suffix = "+java" if java_members else ""
+    return led_as(
+        instance.name,
+        name=f"kafka-python:{name}{suffix}",
         protocols=protocols,
-        fn=_KafkaPythonFn(name, cls),
+        fn=_KafkaPythonFn(name, cls, java_members=java_members),
         description=f"kafka-python {'.'.join(map(str, version))} {cls.__name__}" + (f": {doc[0]}" if doc else ""),
-        user=False,
     )
 
 
 class _KafkaPythonFn:
     """``GroupSubscription -> Assignment`` through kafka-python's leader path (module docstring)."""
 
-    def __init__(self, name: str, cls: Any):
+    def __init__(self, name: str, cls: Any, *, java_members: bool = False):
         self.name = name
         self.cls = cls
-        self.__name__ = self.__qualname__ = f"kafka-python[{name}]"
+        self.java_members = java_members
+        self.__name__ = self.__qualname__ = f"kafka-python[{name}{'+java' if java_members else ''}]"
 
     def __call__(self, group: GroupSubscription) -> Assignment:
-        who = f"kafka-python:{self.name}"
-        try:
-            members = [self._join_member(s, group.direct) for s in group.members]
-            cluster = _cluster(group)
-            assignor = self.cls()  # a fresh instance: kafka-python's sticky assignors keep state between calls
-            result = assignor.assign(cluster, members)
-            encoded = {member_id: assignment.encode() for member_id, assignment in result.items()}
-        except Exception as exc:  # kafka-python's own throw (or its codec's) is the assignor's graded failure
-            raise AssignorFailure(f"{exc} (raised by {who})", kafka_exception=type(exc).__name__) from exc
+        who = f"kafka-python:{self.name}{'+java' if self.java_members else ''}"
+        with _logged_exceptions() as logged:
+            try:
+                members = [self._join_member(s, group.direct) for s in group.members]
+                cluster = _cluster(group)
+                assignor = self.cls()  # a fresh instance: kafka-python's sticky assignors keep state between calls
+                result = assignor.assign(cluster, members)
+                encoded = {member_id: assignment.encode() for member_id, assignment in result.items()}
+            except Exception as exc:  # kafka-python's own throw (or its codec's) is the assignor's graded failure
+                raise AssignorFailure(f"{exc} (raised by {who})", kafka_exception=type(exc).__name__) from exc
+        if logged:
+            message, exc_type = logged[0]
+            raise AssignorFailure(
+                f"{who} could not read what its members sent and went on without it: {message} "
+                f"(kafka-python logged {exc_type} and dropped that member's previous assignment)",
+                kafka_exception=exc_type,
+            )
         return _read_assignments(encoded, [s.member_id for s in group.members], who)
 
     def _join_member(self, s: Subscription, direct: bool) -> Any:
         from kafka.protocol.consumer.group import JoinGroupResponse
         from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+        if self.java_members and s.raw is not None:
+            # A Java member's bytes, decoded by kafka-python as its leader would (_perform_assignment).
+            return JoinGroupResponse.JoinGroupResponseMember(
+                member_id=s.member_id, group_instance_id=s.instance_id, metadata=ConsumerProtocolSubscription.decode(s.raw)
+            )
 
         sub_tp = ConsumerProtocolSubscription.TopicPartition
         owned: dict[str, list[int]] = {}
@@ -146,14 +168,39 @@ class _KafkaPythonFn:
             return b""
         from kafka.structs import TopicPartition as KafkaTopicPartition
 
-        from ..assignors import sticky
+        from ..assignors.registry import member_data_for
 
-        data = sticky.member_data(s, cooperative=False, variant="current", direct=direct)
+        data = member_data_for("sticky")(s, direct=direct)
         if not data.partitions and data.generation is None:
             return b""  # no assignment yet: kafka-python's member sends empty user data
         previous = [KafkaTopicPartition(tp.topic, tp.partition) for tp in data.partitions]
         generation = -1 if data.generation is None else data.generation
         return self.cls._metadata(list(s.topics), previous, generation).user_data
+
+
+class _logged_exceptions:
+    """Collects the exceptions kafka-python catches and only logs while assigning (``log.exception``:
+    "Could not parse member data"), as (message, exception type name)."""
+
+    def __enter__(self) -> list[tuple[str, str]]:
+        import logging
+
+        self.found: list[tuple[str, str]] = []
+        found = self.found
+
+        class _Collect(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if record.exc_info and record.exc_info[1] is not None:
+                    exc = record.exc_info[1]
+                    found.append((f"{record.getMessage()}: {exc}", type(exc).__name__))
+
+        self.logger = logging.getLogger("kafka.coordinator.assignors")
+        self.handler = _Collect(level=logging.ERROR)
+        self.logger.addHandler(self.handler)
+        return found
+
+    def __exit__(self, *exc: Any) -> None:
+        self.logger.removeHandler(self.handler)
 
 
 def _cluster(group: GroupSubscription) -> Any:

@@ -35,7 +35,7 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from ..assignors.base import GroupSubscription, Subscription
-from ..assignors.registry import AssignorInfo, _user_assignor
+from ..assignors.registry import AssignorInfo, load_user_assignor
 from .._perf import gc_paused
 from ..errors import AssignorFailure, StickyproofError, UnknownAssignor
 from ..model import Assignment, Topic
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         memory, ref = _parse_args(sys.argv[1:] if argv is None else argv)
         _limit_resources(memory)
-        info = _user_assignor(ref)
+        info = load_user_assignor(ref)
     except UnknownAssignor as exc:
         print(f"UnknownAssignor: {exc}", file=sys.stderr, flush=True)
         return EXIT_UNKNOWN
