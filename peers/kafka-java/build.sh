@@ -15,7 +15,8 @@
 #   3. generates the few OTLP protobuf classes Kafka's telemetry code names (otlp/README.md);
 #   4. compiles the harness with javac -sourcepath over Kafka's clients sources, which compiles the
 #      classes the harness reaches (about 1,500) and nothing else.
-# STICKYPROOF_JAVA_OPTS (e.g. "-Xmx12g") is written into the manifest's java command lines.
+# STICKYPROOF_JAVA_OPTS (default "-XX:+UseParallelGC", the throughput collector: the harness is a batch
+# job) is written into the manifest's java command lines; add e.g. -Xmx12g for the largest groups.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -130,7 +131,7 @@ fi
 rm -rf "$classes" && mv "$classes.new" "$classes"
 
 # --- smoke test and manifest -------------------------------------------------------------------------
-read -r -a java_opts <<< "${STICKYPROOF_JAVA_OPTS:-}"
+read -r -a java_opts <<< "${STICKYPROOF_JAVA_OPTS--XX:+UseParallelGC}"
 hello="$(echo -n | "$java_bin" "${java_opts[@]}" -cp "$runtime_cp" stickyproof.peers.KafkaJavaPeer sticky | head -1)"
 case "$hello" in *'"stickyproof":"assignor/1"'*) ;; *) die "the built harness did not say hello: $hello" ;; esac
 seconds=$(( $(date +%s) - started ))

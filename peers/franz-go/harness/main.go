@@ -103,11 +103,24 @@ func main() {
 	}
 	write(hello{protocolVersion, "franz-go:" + *name, *name, protocols, []string{"ranges"}, true})
 
+	timing := os.Getenv("STICKYPROOF_PEER_TIMING") == "1"
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(strings.TrimSpace(string(line))) > 0 {
-			write(serve(*name, line))
+			started := time.Now()
+			a := serve(*name, line)
+			served := time.Now()
+			write(a)
+			if timing {
+				// STICKYPROOF_PEER_TIMING=1: where each request's time went, on standard error.
+				assign := 0.0
+				if a.AssignSeconds != nil {
+					assign = *a.AssignSeconds
+				}
+				fmt.Fprintf(os.Stderr, "timing id=%d request+decode+balance=%.1fms (balance %.1fms) answer=%.1fms\n",
+					a.ID, served.Sub(started).Seconds()*1e3, assign*1e3, time.Since(served).Seconds()*1e3)
+			}
 		}
 		if err == io.EOF {
 			return

@@ -48,7 +48,7 @@ import org.apache.kafka.common.TopicPartition;
  *       returned in the assignor's order.</li>
  * </ul>
  *
- * A new assignor instance serves each request, so that no request sees state left by another (a
+ * The {@code Cluster} is reused while the request's metadata does not change. A new assignor instance serves each request, so that no request sees state left by another (a
  * real leader keeps its instance, but the assignors keep no state between {@code assign} calls that
  * the leader path uses). Anything the assignor throws is answered as {@code {"error": ...}} with the
  * exception's class name; its stack trace goes to standard error.
@@ -57,6 +57,8 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class KafkaJavaPeer {
     static final String PROTOCOL = "assignor/1";
+    /** STICKYPROOF_PEER_TIMING=1: one line per request on standard error with where its time went. */
+    static final boolean TIMING = "1".equals(System.getenv("STICKYPROOF_PEER_TIMING"));
 
     private KafkaJavaPeer() {
     }
@@ -113,6 +115,7 @@ public final class KafkaJavaPeer {
 
     /** One request line to one answer line. A request without a readable id ends the process (exit 2). */
     static CharSequence serve(String name, String line) {
+        long t0 = System.nanoTime();
         Map<String, Object> request;
         long id;
         try {
@@ -129,12 +132,13 @@ public final class KafkaJavaPeer {
         Map<String, byte[]> wire;
         try {
             Map<String, Object> group = asObject(request.get("group"), "group");
-            cluster = cluster(asObject(group.get("topics"), "group.topics"));
+            cluster = cachedCluster(asObject(group.get("topics"), "group.topics"));
             members = asList(group.get("members"), "group.members");
             wire = wireBytes(members, asObject(request.get("subscriptions"), "subscriptions"));
         } catch (RuntimeException e) {
             return error(id, "stickyproof.BadRequest", String.valueOf(e.getMessage()));
         }
+        long t1 = System.nanoTime();
         Map<String, Subscription> subscriptions;
         try {
             subscriptions = subscriptions(members, wire);
@@ -151,8 +155,14 @@ public final class KafkaJavaPeer {
             t.printStackTrace(System.err);
             return error(id, t.getClass().getName(), String.valueOf(t.getMessage()));
         }
-        double seconds = (System.nanoTime() - started) / 1e9;
-        return answer(id, assignments, seconds);
+        long t2 = System.nanoTime();
+        double seconds = (t2 - started) / 1e9;
+        CharSequence answer = answer(id, assignments, seconds);
+        if (TIMING) {
+            System.err.printf("timing id=%d request+metadata=%.1fms decode=%.1fms assign=%.1fms answer=%.1fms%n",
+                id, (t1 - t0) / 1e6, (started - t1) / 1e6, (t2 - started) / 1e6, (System.nanoTime() - t2) / 1e6);
+        }
+        return answer;
     }
 
     /** Each member's subscription bytes, base64-decoded, by member id. */
@@ -190,6 +200,22 @@ public final class KafkaJavaPeer {
             out.put(memberId, subscription);
         }
         return out;
+    }
+
+    private static Map<String, Object> lastTopics;
+    private static Cluster lastCluster;
+
+    /**
+     * {@link #cluster}, reused while the metadata stays the same from one request to the next: a
+     * {@code Cluster} of a million partitions takes seconds to build, and a real leader builds it once
+     * per metadata change, not per rebalance. ({@code Cluster} is immutable; the assignors only read it.)
+     */
+    static Cluster cachedCluster(Map<String, Object> topics) {
+        if (!topics.equals(lastTopics)) {
+            lastCluster = cluster(topics);
+            lastTopics = topics;
+        }
+        return lastCluster;
     }
 
     /** The leader's metadata as a {@code Cluster} whose replicas carry the request's racks. */
