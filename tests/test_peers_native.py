@@ -429,3 +429,47 @@ def test_franz_go_answers_every_random_group_and_differs_from_kafka_where_it_doe
     print(f"franz-go on {stats['groups']} groups: {stats}")
     assert stats["groups"] >= RANDOM_GROUPS // 2
     assert not problems, problems[:10]
+
+
+# ------------------------------------------------------------------------------------------------
+# tests/regressions/peers/
+
+
+PEER_REGRESSIONS = sorted((ROOT / "tests" / "regressions" / "peers").glob("*.json"))
+PEER_BUILDS = {"franz-go": ("FRANZ_GO_SRC", "franz-go"), "kafka-java": ("KAFKA_SRC", "kafka-java")}
+
+
+@pytest.fixture(scope="module")
+def any_peer() -> Iterator[Any]:
+    """Harnesses by adapter name (``franz-go:sticky``), each built or found on first use."""
+    running: dict[str, Peers] = {}
+
+    def get(adapter: str) -> Peer:
+        peer, _, name = adapter.partition(":")
+        if peer not in running:
+            env, folder = PEER_BUILDS[peer]
+            running[peer] = Peers(_manifest(folder, env, ROOT / "peers" / folder / "build.sh"))
+        return running[peer](name)
+
+    yield get
+    for peers in running.values():
+        peers.close()
+
+
+@pytest.mark.parametrize("path", PEER_REGRESSIONS, ids=[p.stem for p in PEER_REGRESSIONS])
+def test_peer_regression(any_peer, path):
+    doc = json.loads(path.read_text())
+    expect = doc.pop("expect")
+    assert set(expect) <= {"assignor", "mechanism", "nondeterministic"}, sorted(expect)
+    assert len(expect["mechanism"]) > 20
+    scenario = scenario_from_dict(doc)
+    adapter = expect["assignor"]
+    peer = any_peer(adapter)
+    req = request(scenario, adapter.partition(":")[2])
+    if expect.get("nondeterministic"):
+        plans = set()
+        for _ in range(50):
+            outcome = peer_outcome(peer.call(req))
+            assert not _valid(scenario, outcome) and outcome.error is None, outcome
+            plans.add(frozenset((m, frozenset(tps)) for m, tps in outcome.sets().items()))
+        assert len(plans) >= 2, f"{adapter} gave one plan in 50 calls: {plans}"
