@@ -284,23 +284,21 @@ def franz(franz_go) -> Iterator[Peers]:
 # the groups
 
 
-def exact_cases() -> list[tuple[str, Scenario, dict[str, Any]]]:
-    """Kafka case files whose expectation is exact (``assignment``, ``lists`` or ``error``) for a
-    current assignor on the leader path; historical variants and ``direct`` files are left out:
-    the harness runs today's Kafka through the wire."""
+def kafka_cases() -> list[tuple[str, Scenario, dict[str, Any]]]:
+    """Kafka case files of a current assignor on the leader path: historical variants and ``direct``
+    files are left out (the harness runs today's Kafka through the wire). Those with an exact
+    expectation (``assignment``, ``lists`` or ``error``) are checked against it as well."""
     out = []
     for path in sorted(CASES.glob("*.json")):
         doc = json.loads(path.read_text())
         expect = doc.pop("expect")
         if expect["assignor"] not in EAGER_NAMES or expect.get("direct"):
             continue
-        if not {"assignment", "lists", "error"} & set(expect):
-            continue
         out.append((path.stem, scenario_from_dict(doc), expect))
     return out
 
 
-EXACT_CASES = exact_cases()
+KAFKA_CASES = kafka_cases()
 
 
 def random_groups(count: int = RANDOM_GROUPS) -> list[Scenario]:
@@ -335,10 +333,15 @@ def test_kafka_java_reports_a_subscription_it_cannot_decode_as_kafkas_exception(
     assert answer["error"]["type"] == "org.apache.kafka.common.protocol.types.SchemaException", answer
 
 
-@pytest.mark.parametrize("case", EXACT_CASES, ids=[c[0] for c in EXACT_CASES])
+def test_the_kafka_cases_hold_exact_expectations():
+    exact = [c for c in KAFKA_CASES if {"assignment", "lists", "error"} & set(c[2])]
+    assert len(exact) >= 200, len(exact)
+
+
+@pytest.mark.parametrize("case", KAFKA_CASES, ids=[c[0] for c in KAFKA_CASES])
 def test_kafka_java_equals_stickyproof_on_kafka_cases(java, case):
-    """Each exact Kafka case: Kafka's Java assignor (through its own decoder) equals the leader's
-    result, partition order included, and both meet the file's exact expectation."""
+    """Each Kafka case: Kafka's Java assignor (through its own decoder) equals the leader's result,
+    partition order included, and meets the file's exact expectation when it has one."""
     stem, scenario, expect = case
     name = expect["assignor"]
     theirs = peer_outcome(java(name).call(request(scenario, name)))
@@ -473,3 +476,28 @@ def test_peer_regression(any_peer, path):
             assert not _valid(scenario, outcome) and outcome.error is None, outcome
             plans.add(frozenset((m, frozenset(tps)) for m, tps in outcome.sets().items()))
         assert len(plans) >= 2, f"{adapter} gave one plan in 50 calls: {plans}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the build scripts themselves
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("peer,env", [("kafka-java", "KAFKA_SRC"), ("franz-go", "FRANZ_GO_SRC")])
+def test_build_script_writes_a_manifest_whose_commands_say_hello(tmp_path, peer, env):
+    """The build script, from the source named by ``env``, into a fresh directory: every command
+    of its manifest starts a harness whose hello names that assignor, and which exits 0 on EOF."""
+    source = os.environ.get(env)
+    if not source:
+        pytest.skip(f"{env} is not set: it names the source peers/{peer}/build.sh builds from")
+    build = ROOT / "peers" / peer / "build.sh"
+    done = subprocess.run(["bash", str(build), source], capture_output=True, text=True, timeout=3600,
+                          env={**os.environ, "STICKYPROOF_PEERS_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-4000:]
+    manifest = json.loads((tmp_path / peer / "manifest.json").read_text())
+    assert manifest["format"] == "stickyproof.peer-manifest/1" and manifest["peer"] == peer
+    assert {"sticky", "cooperative-sticky"} <= set(manifest["assignors"])
+    for name, argv in manifest["assignors"].items():
+        harness = Peer(argv)
+        assert harness.hello["kafka_name"] == name and harness.hello["name"] == f"{peer}:{name}", harness.hello
+        assert harness.close() == 0, harness.stderr_tail()
