@@ -463,19 +463,30 @@ def any_peer() -> Iterator[Any]:
 def test_peer_regression(any_peer, path):
     doc = json.loads(path.read_text())
     expect = doc.pop("expect")
-    assert set(expect) <= {"assignor", "mechanism", "nondeterministic"}, sorted(expect)
+    outcomes = {"nondeterministic", "assignment", "kept_below"}
+    assert set(expect) <= {"assignor", "mechanism"} | outcomes and outcomes & set(expect), sorted(expect)
     assert len(expect["mechanism"]) > 20
     scenario = scenario_from_dict(doc)
     adapter = expect["assignor"]
     peer = any_peer(adapter)
     req = request(scenario, adapter.partition(":")[2])
+    plans = []
+    for _ in range(50):
+        outcome = peer_outcome(peer.call(req))
+        assert outcome.error is None and not _valid(scenario, outcome), outcome
+        plans.append(outcome.sets())
     if expect.get("nondeterministic"):
-        plans = set()
-        for _ in range(50):
-            outcome = peer_outcome(peer.call(req))
-            assert not _valid(scenario, outcome) and outcome.error is None, outcome
-            plans.add(frozenset((m, frozenset(tps)) for m, tps in outcome.sets().items()))
-        assert len(plans) >= 2, f"{adapter} gave one plan in 50 calls: {plans}"
+        distinct = {frozenset((m, frozenset(tps)) for m, tps in plan.items()) for plan in plans}
+        assert len(distinct) >= 2, f"{adapter} gave one plan in 50 calls: {distinct}"
+    if "assignment" in expect:
+        want = {m: {TopicPartition(t, p) for t, ps in topics.items() for p in ps} for m, topics in expect["assignment"].items()}
+        want = {m: tps for m, tps in want.items() if tps}
+        assert all(plan == want for plan in plans), f"{adapter}: {[p for p in plans if p != want][:1]} != {want}"
+    if "kept_below" in expect:
+        claims = {m.id: {tp for tp in m.owned if tp.topic in m.topics and tp.partition < scenario.partition_counts.get(tp.topic, 0)}
+                  for m in scenario.members}
+        kept = [sum(len(tps & claims[m]) for m, tps in plan.items()) for plan in plans]
+        assert min(kept) < expect["kept_below"], f"{adapter} kept {sorted(set(kept))} in 50 calls"
 
 
 # ------------------------------------------------------------------------------------------------
