@@ -372,6 +372,8 @@ def read_answer(doc: Mapping[str, Any], call_id: int, member_ids: Sequence[str],
                                   f"got {cut(json.dumps(error), 100)}")
         message = error.get("message")
         text = message if isinstance(message, str) else json.dumps(message)
+        if error["type"].startswith("stickyproof."):  # the child's own complaint (BadRequest), not the assignor's
+            raise AssignorGarbage(f"{who} refused call {call_id}: {error['type']}: {cut(text, 200)}")
         raise AssignorFailure(f"{text} (raised by {who})", kafka_exception=error["type"])
     if "assignment" not in doc:
         raise AssignorGarbage(f'call {call_id} of {who}: the answer has neither "assignment" nor "error"')
