@@ -18,7 +18,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..model import Scenario, TopicPartition
+from ..model import Index, Scenario, TopicPartition
 
 __all__ = [
     "NO_MEMBER",
@@ -42,9 +42,7 @@ def assignable_topics(scenario: Scenario) -> dict[str, int]:
     Sorted by name, to their partition count. A subscription to a topic absent from the
     metadata gets nothing; a topic nobody subscribes to is not assigned (KAFKA_SEMANTICS 0.4, N3).
     """
-    subscribed = {t for m in scenario.members for t in m.topics}
-    counts = {t.name: t.partitions for t in scenario.topics if t.partitions > 0 and t.name in subscribed}
-    return {name: counts[name] for name in sorted(counts)}
+    return dict(Index.of(scenario, only_subscribed=True).topic_count)
 
 
 def assignable_partitions(scenario: Scenario) -> list[TopicPartition]:
@@ -65,28 +63,37 @@ def subscribers_by_topic(scenario: Scenario) -> dict[str, tuple[str, ...]]:
 
 @dataclass(frozen=True, eq=False)
 class ClaimTable:
-    """Claims resolved per assignable partition, in dense ids.
+    """Claims resolved per assignable partition, in the dense ids of ``index``.
 
-    ``members``: member ids sorted (dense id = position). ``topics``: assignable topics sorted,
-    to their partition count; ``offset[t]``: the dense id of partition 0 of topic ``t`` (dense
-    partition ids follow sorted (topic, partition), as ``model.Index``). Arrays over dense
-    partition ids: ``owner_pid``: D3 current owner (the unique highest-generation claimant), or
-    NO_MEMBER when nobody claims it or the highest generation is shared; ``retainer_pid``: D4
-    retainable claimant (the owner, if it still subscribes), or NO_MEMBER; ``claims_pid``: how
-    many members claim it (any generation). ``subscribed``: boolean matrix [topic, member] over
-    the sorted topics. ``owner[t]``, ``retainer[t]``, ``claims[t]`` are per-topic views.
+    ``index``: ``model.Index.of(scenario, only_subscribed=True)``: members sorted (dense id =
+    position), the assignable topics sorted, dense partition ids over sorted (topic, partition).
+    Arrays over dense partition ids: ``owner_pid``: D3 current owner (the unique
+    highest-generation claimant), or NO_MEMBER when nobody claims it or the highest generation is
+    shared; ``retainer_pid``: D4 retainable claimant (the owner, if it still subscribes), or
+    NO_MEMBER; ``claims_pid``: how many members claim it (any generation). ``subscribed``:
+    boolean matrix [topic, member] over the sorted topics. ``owner[t]``, ``retainer[t]``,
+    ``claims[t]`` are per-topic views.
     """
 
-    members: tuple[str, ...]
-    topics: Mapping[str, int]
-    offset: Mapping[str, int]
+    index: Index
     owner_pid: np.ndarray
     retainer_pid: np.ndarray
     claims_pid: np.ndarray
     subscribed_matrix: np.ndarray
 
-    def member_index(self) -> dict[str, int]:
-        return {m: i for i, m in enumerate(self.members)}
+    @property
+    def members(self) -> tuple[str, ...]:
+        return self.index.members
+
+    @property
+    def topics(self) -> Mapping[str, int]:
+        """The assignable topics, sorted, to their partition counts."""
+        return self.index.topic_count
+
+    @property
+    def offset(self) -> Mapping[str, int]:
+        """The dense id of partition 0 of each assignable topic."""
+        return self.index.topic_offset
 
     def _view(self, arr: np.ndarray) -> dict[str, np.ndarray]:
         return {t: arr[self.offset[t] : self.offset[t] + c] for t, c in self.topics.items()}
@@ -116,14 +123,12 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     the order of ``members`` or of their claims (unlike Kafka's R9). One Python pass collects
     the claims; the resolution itself is vectorised over all claims at once.
     """
-    topics = assignable_topics(scenario)
-    members = tuple(sorted(m.id for m in scenario.members))
-    index = {m: i for i, m in enumerate(members)}
-    topic_ix = {t: i for i, t in enumerate(topics)}
-    counts = np.fromiter(topics.values(), dtype=np.int64, count=len(topics))
-    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    total = int(starts[-1])
-    subscribed = np.zeros((len(topics), len(members)), dtype=bool)
+    ix = Index.of(scenario, only_subscribed=True)
+    topics, index, topic_ix = ix.topics, ix.member_ids, ix.topic_ids
+    counts = np.fromiter((ix.topic_count[t] for t in topics), dtype=np.int64, count=len(topics))
+    starts = np.fromiter((ix.topic_offset[t] for t in topics), dtype=np.int64, count=len(topics))
+    total = ix.num_partitions
+    subscribed = np.zeros((len(topics), ix.num_members), dtype=bool)
     claim_topic: list[int] = []
     claim_part: list[int] = []
     claim_member: list[int] = []
@@ -162,8 +167,7 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     keep = owner_pid >= 0
     keep[keep] = subscribed[topic_of_pid[keep], owner_pid[keep]]
     retainer_pid = np.where(keep, owner_pid, NO_MEMBER)
-    offset = {t: int(starts[i]) for i, t in enumerate(topics)}
-    return ClaimTable(members, topics, offset, owner_pid, retainer_pid, claims_pid, subscribed)
+    return ClaimTable(ix, owner_pid, retainer_pid, claims_pid, subscribed)
 
 
 def _as_dict(table: ClaimTable, arrays: Mapping[str, np.ndarray]) -> dict[TopicPartition, str]:
