@@ -140,7 +140,13 @@ def query(prog: Program, relation: str, *, limit: int, timeout: float | None) ->
         if verdict == z3.unsat:
             return []
         if verdict != z3.sat:
-            raise SolverError(f"z3 could not decide invariant {prog.invariant!r}: {fp.reason_unknown()}")
+            reason = fp.reason_unknown()
+            if timeout is not None:
+                # The timer can stop the engine between its own checks: the query then answers
+                # unknown (reason "canceled", "timeout", even "ok") instead of raising. Over
+                # finite facts nothing else makes this engine answer unknown.
+                raise SolverError(f"z3 gave up on invariant {prog.invariant!r} at the {timeout} s limit ({reason})")
+            raise SolverError(f"z3 could not decide invariant {prog.invariant!r}: {reason}")
         answer = fp.get_answer()
         found = _answer_tuples(z3, answer, kinds, limit)
         if found is None:  # not a disjunction of ground tuples: enumerate its models instead
