@@ -56,6 +56,7 @@ def _quotas(f: Facts) -> tuple[int, int]:
 
 
 def check_uniform(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """C3: every load within [min_quota, max_quota] (R15's quotas over D1)."""
     if not f.members:
         return []
     by_load: dict[int, str] = {}
@@ -91,6 +92,7 @@ def check_uniform(f: Facts, limit: int, timeout: float | None) -> list[Violation
 
 
 def check_kafka(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """C5 (Kafka's verifyValidityAndBalance, R33): two holders of one topic never differ by 2 or more."""
     # Facts per (topic, load): some member of that load holds a partition of the topic.
     reps: dict[tuple[str, int], str] = {}
     for m in f.members:

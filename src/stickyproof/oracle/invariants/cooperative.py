@@ -17,6 +17,7 @@ __all__ = ["check_cooperative_unsafe", "check_revoking_unclaimed"]
 
 
 def check_cooperative_unsafe(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """R39: a partition somebody claims is handed to a non-claimant in the same round."""
     claims = claimants(f.scenario)
     # Partitions are interchangeable here when they have the same holder and claimants.
     groups: dict[tuple[str, tuple[str, ...]], TopicPartition] = {}
@@ -53,6 +54,7 @@ def check_cooperative_unsafe(f: Facts, limit: int, timeout: float | None) -> lis
 
 
 def check_revoking_unclaimed(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """A member is told to revoke a partition it does not list in ``owned``."""
     rows = [(m, tp) for m in f.ids for tp in f.revoking[m]]
     if not rows:
         return []

@@ -26,6 +26,7 @@ __all__ = ["check_placement", "check_unsubscribed", "check_nonexistent"]
 
 
 def check_placement(f: Facts, invariant: str, limit: int, timeout: float | None) -> list[Violation]:
+    """C1, ``unassigned`` (lower half) or ``duplicate`` (upper half), over the multiplicity rows."""
     rows = f.multiplicity_rows
     prog = Program(invariant)
     prog.rel("placed", "id", "num", "id")  # topic t has partitions placed k times (row g)
@@ -79,6 +80,7 @@ def _classes(f: Facts, key: Callable[[str], Any]) -> tuple[dict[str, int], list[
 
 
 def check_unsubscribed(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """C2: a held partition of a topic its holder does not subscribe to (outsiders subscribe to nothing)."""
     # Members with the same subscription are interchangeable for C2: facts per class.
     of, members = _classes(f, lambda m: tuple(sorted(f.topics_of[m])))
     prog = Program("unsubscribed")
@@ -116,6 +118,7 @@ def check_unsubscribed(f: Facts, limit: int, timeout: float | None) -> list[Viol
 
 
 def check_nonexistent(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """A held partition outside E: past the count, negative, or of a topic missing from the metadata."""
     # Some held partition number of t is outside [0, n(t)) iff the smallest or largest one is.
     extremes: dict[str, set[int]] = {}
     for m in f.ids:

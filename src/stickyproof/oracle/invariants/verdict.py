@@ -29,7 +29,6 @@ RUN_INVARIANTS = INVARIANTS[7:]
 """The invariants that need the assignor itself (``grade`` with ``run``)."""
 
 
-
 @dataclass(frozen=True, eq=True)
 class Violation:
     """One broken invariant and the witness read from Z3's answer (JSON-ready values)."""
