@@ -200,7 +200,7 @@ def test_a_stage_one_balance_without_proof_is_not_proven(monkeypatch):
 
 def test_a_rejected_flow_certificate_proves_nothing(monkeypatch):
     s = mid_group()
-    monkeypatch.setattr(flow_module, "check_certificate", lambda *a, **k: CertificateCheck(False, ("K4: forced",)))
+    monkeypatch.setattr(flow_module, "check_certificate", lambda *a, **k: CertificateCheck(False, ("FC4: forced",)))
     r = solve_flow(s)
     assert r.status == "FEASIBLE" and not r.proven and r.bound is None
     c = solve_cpsat(s)

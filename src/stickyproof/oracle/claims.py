@@ -5,7 +5,7 @@ and grader reads them from here so that "retainable" means one thing in the whol
 They are written from the model, not from the assignors: Kafka's own resolution
 (``AbstractStickyAssignor.allSubscriptionsEqual`` / ``prepopulateCurrentAssignments``,
 KAFKA_SEMANTICS.md R5-R10) differs on purpose where it depends on iteration order (R9), reads
-generations asymmetrically (R10), or honours claims on nonexistent partitions (R6, K1).
+generations asymmetrically (R10), or honours claims on nonexistent partitions (R6, §10 K1).
 
 The dense form (``claim_table``) works on numpy arrays per topic so that a group with a million
 claimed partitions is resolved in one pass over the claims; the dict forms are views of it.
