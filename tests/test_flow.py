@@ -15,7 +15,6 @@ import pytest
 from stickyproof.errors import InvalidScenario, SolverError
 from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
 from stickyproof.oracle.aggregate import aggregate
-from stickyproof.oracle.brute import brute_optimum, evaluate_choice
 from stickyproof.oracle.flow import (
     FlowLayout,
     build_flow,
@@ -27,6 +26,8 @@ from stickyproof.oracle.flow import (
     solve_flow,
     solve_flow_model,
 )
+
+from .brute import brute_optimum, evaluate_choice
 
 TP = TopicPartition
 

@@ -1,7 +1,7 @@
 """D1-D5 of models/optimal-assignment.md: which partitions are assigned, who may keep which.
 
 One test per rule, named after it; a property checks the vectorised ``claim_table`` against the
-plain-dict restatement in ``oracle.brute`` on generated groups.
+plain-dict restatement in ``tests/brute.py`` on generated groups.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import random
 
 from hypothesis import given, settings
 
+from .brute import simple_retainable
 from .oracle_groups import small_groups
 from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
 from stickyproof.oracle.aggregate import cooperative_round
-from stickyproof.oracle.brute import simple_retainable
 from stickyproof.oracle.claims import (
     assignable_partitions,
     assignable_topics,

@@ -37,7 +37,7 @@ __all__ = [
     "check_certificate",
     "read_assignment",
     "solve_flow",
-    "optimal_loads",
+    "certified_solution",
     "uniform_quota",
     "greedy_max_load",
 ]
@@ -484,6 +484,7 @@ def optimal_loads(scenario: Scenario, balance: str = "global") -> dict[str, int]
 
     Per-member loads are not unique among optima (T3 bounds how far they can move); the sorted
     vector is (T1). Raises SolverError when ``uniform`` is infeasible or the certificate fails.
+    Only the tests call it, so it is not in ``__all__``.
     """
     check_balance_mode(balance)
     agg = aggregate(scenario)
