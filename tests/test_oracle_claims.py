@@ -22,6 +22,7 @@ from stickyproof.oracle.claims import (
     retainable_claims,
     subscribers_by_topic,
 )
+from stickyproof.oracle.flow import solve_flow
 
 TP = TopicPartition
 
@@ -80,6 +81,15 @@ def test_d3_claims_on_nonexistent_partitions_and_topics_are_void():
         ],
     )
     assert retainable_claims(s) == {TP("t", 1): "b"}
+
+
+def test_d3_a_negative_partition_claim_is_void():
+    # Only a Scenario built in Python can hold one (the format rejects it); it used to crash
+    # claim_table with numpy's ValueError and be listed by claimants.
+    s = Scenario((Topic("t", 2),), (Member("a", ("t",), (TP("t", -1), TP("t", 0)), 3), Member("b", ("t",))))
+    assert retainable_claims(s) == {TP("t", 0): "a"}
+    assert claimants(s) == {TP("t", 0): ("a",)}
+    assert solve_flow(s).optimal
 
 
 def test_d3_a_void_claim_does_not_tie_with_a_real_one():

@@ -149,9 +149,10 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     cp = np.asarray(claim_part, dtype=np.int64)
     cm = np.asarray(claim_member, dtype=np.int64)
     cg = np.asarray(claim_gen, dtype=np.int64)
-    # D3: claims on missing or unassignable topics, or past the partition count, are void
+    # D3: claims on missing or unassignable topics, or outside [0, count), are void (a negative
+    # number only comes from a Scenario built in Python; the format rejects it)
     valid = ct >= 0
-    valid[valid] = cp[valid] < counts[ct[valid]]
+    valid[valid] = (cp[valid] >= 0) & (cp[valid] < counts[ct[valid]])
     pid = starts[ct[valid]] + cp[valid]
     cm, cg = cm[valid], cg[valid]
     claims_pid = np.bincount(pid, minlength=total).astype(np.int64)
@@ -207,6 +208,6 @@ def claimants(scenario: Scenario) -> dict[TopicPartition, tuple[str, ...]]:
     out: dict[TopicPartition, list[str]] = {}
     for m in scenario.members:
         for tp in m.owned:
-            if tp.topic in topics and tp.partition < topics[tp.topic]:
+            if tp.topic in topics and 0 <= tp.partition < topics[tp.topic]:
                 out.setdefault(tp, []).append(m.id)
     return {tp: tuple(sorted(out[tp])) for tp in sorted(out)}
