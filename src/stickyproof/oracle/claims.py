@@ -9,7 +9,7 @@ generations asymmetrically (R10), or honours claims on nonexistent partitions (R
 
 The dense form (``claim_table``) works on numpy arrays per topic so that a group with a million
 claimed partitions is resolved in one pass over the claims; the dict forms are views of it.
-``assignable_partitions`` and ``subscribers_by_topic`` spell D1 and D2 out as plain lists for
+``assignable_partitions`` and ``subscribers_by_topic`` spell D1 and D2 out as plain collections for
 the tests (no engine reads them), so they are not in ``__all__``.
 """
 
