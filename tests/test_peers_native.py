@@ -435,61 +435,6 @@ def test_franz_go_answers_every_random_group_and_differs_from_kafka_where_it_doe
 
 
 # ------------------------------------------------------------------------------------------------
-# tests/regressions/peers/
-
-
-PEER_REGRESSIONS = sorted((ROOT / "tests" / "regressions" / "peers").glob("*.json"))
-PEER_BUILDS = {"franz-go": ("FRANZ_GO_SRC", "franz-go"), "kafka-java": ("KAFKA_SRC", "kafka-java")}
-
-
-@pytest.fixture(scope="module")
-def any_peer() -> Iterator[Any]:
-    """Harnesses by adapter name (``franz-go:sticky``), each built or found on first use."""
-    running: dict[str, Peers] = {}
-
-    def get(adapter: str) -> Peer:
-        peer, _, name = adapter.partition(":")
-        if peer not in running:
-            env, folder = PEER_BUILDS[peer]
-            running[peer] = Peers(_manifest(folder, env, ROOT / "peers" / folder / "build.sh"))
-        return running[peer](name)
-
-    yield get
-    for peers in running.values():
-        peers.close()
-
-
-@pytest.mark.parametrize("path", PEER_REGRESSIONS, ids=[p.stem for p in PEER_REGRESSIONS])
-def test_peer_regression(any_peer, path):
-    doc = json.loads(path.read_text())
-    expect = doc.pop("expect")
-    outcomes = {"nondeterministic", "assignment", "kept_below"}
-    assert set(expect) <= {"assignor", "mechanism"} | outcomes and outcomes & set(expect), sorted(expect)
-    assert len(expect["mechanism"]) > 20
-    scenario = scenario_from_dict(doc)
-    adapter = expect["assignor"]
-    peer = any_peer(adapter)
-    req = request(scenario, adapter.partition(":")[2])
-    plans = []
-    for _ in range(50):
-        outcome = peer_outcome(peer.call(req))
-        assert outcome.error is None and not _valid(scenario, outcome), outcome
-        plans.append(outcome.sets())
-    if expect.get("nondeterministic"):
-        distinct = {frozenset((m, frozenset(tps)) for m, tps in plan.items()) for plan in plans}
-        assert len(distinct) >= 2, f"{adapter} gave one plan in 50 calls: {distinct}"
-    if "assignment" in expect:
-        want = {m: {TopicPartition(t, p) for t, ps in topics.items() for p in ps} for m, topics in expect["assignment"].items()}
-        want = {m: tps for m, tps in want.items() if tps}
-        assert all(plan == want for plan in plans), f"{adapter}: {[p for p in plans if p != want][:1]} != {want}"
-    if "kept_below" in expect:
-        claims = {m.id: {tp for tp in m.owned if tp.topic in m.topics and tp.partition < scenario.partition_counts.get(tp.topic, 0)}
-                  for m in scenario.members}
-        kept = [sum(len(tps & claims[m]) for m, tps in plan.items()) for plan in plans]
-        assert min(kept) < expect["kept_below"], f"{adapter} kept {sorted(set(kept))} in 50 calls"
-
-
-# ------------------------------------------------------------------------------------------------
 # the build scripts themselves
 
 
