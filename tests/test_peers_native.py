@@ -29,14 +29,14 @@ import queue
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import pytest
 
 from stickyproof.assignors.registry import get_assignor
-from stickyproof.errors import AssignorFailure, StickyproofError
+from stickyproof.errors import AssignorFailure
 from stickyproof.leader import build_group, lead, subscription_bytes
 from stickyproof.model import Scenario, TopicPartition, scenario_from_dict, scenario_to_dict
 from stickyproof.scenarios.sampler import sample
