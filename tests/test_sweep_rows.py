@@ -33,7 +33,7 @@ from stickyproof.sweep.triage import Signature, error_kind, shrink, signatures_o
 
 REQUIRED = [
     "seed", "index", "assignor", "valid", *INVARIANTS, "balanced_kafka", "balanced_global", "kept", "optimal_kept",
-    "optimal_kept_truth", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds", "error",
+    "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds", "error",
     "members", "topics", "partitions", "subscription", "versions", "stale_claimants", "protocol",
 ]
 
@@ -53,7 +53,7 @@ class FakeGrade:
     balanced: dict = field(default_factory=lambda: {"uniform": True, "global": True, "kafka": True})
     kept: int = 3
     optimal_kept: int = 4
-    optimal_kept_truth: int = 4
+    optimal_kept_global: int = 4
     proven: bool = True
     stickiness: float = 0.75
     moved: int = 1
@@ -388,7 +388,7 @@ def test_grade_group_samples_once_and_grades_each_assignor_through_the_leader(mo
 
     calls = []
 
-    def fake_grade(scenario, *, run, view, assignor, time_limit, balance):
+    def fake_grade(scenario, *, run, view, assignor, time_limit, **promise):
         assignment = run(scenario)
         assert assignment == lead(scenario, assignor).assignment
         assert view == decoded_view(scenario, assignor)

@@ -105,6 +105,9 @@ class AssignorInfo:
     ``member_data(subscription, direct=False)``: the claims and generation the assignor attributes
     to a decoded member (``memberData``, R1-R4; the wire fields for assignors without user data).
     ``claims_from_user_data``: its claims travel in its user data, not in ``ownedPartitions`` (R1).
+    ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
+    ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
+    any other assignor); a failure is a broken promise.
     """
 
     name: str
@@ -118,6 +121,7 @@ class AssignorInfo:
     user_data: Callable[[Member], bytes | None] = no_user_data
     member_data: Callable[..., MemberData] = wire_member_data
     claims_from_user_data: bool = False
+    contract: str = "kafka"
 
     @property
     def is_cooperative_sticky(self) -> bool:
@@ -148,9 +152,10 @@ def _release_row(release: Release) -> AssignorInfo:
 _BUILTINS: tuple[AssignorInfo, ...] = (
     AssignorInfo("range", "range", "current", EAGER_ONLY, assign_range,
                  "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
-                 "rack-aware since 3.5 (KIP-881)"),
+                 "rack-aware since 3.5 (KIP-881)", contract="per-topic"),
     AssignorInfo("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
-                 "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers"),
+                 "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers",
+                 contract="uniform-if-equal"),
     *(_release_row(release) for release in RELEASES),
 )
 _BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
@@ -193,6 +198,7 @@ def led_as(kafka_name: str, **fields: Any) -> AssignorInfo:
     builtin = _BY_PROTOCOL.get((kafka_name, "current"))
     if builtin is None:
         return AssignorInfo(kafka_name=kafka_name, variant=fields.pop("variant", "peer"), user=True, **fields)
+    fields.setdefault("contract", builtin.contract)  # the promise of Kafka's assignor of that name
     return AssignorInfo(
         kafka_name=kafka_name,
         variant="current",
@@ -274,6 +280,9 @@ def load_user_assignor(ref: str) -> AssignorInfo:
     kafka_name = getattr(obj, "assignor_name", ref)
     if not isinstance(kafka_name, str) or not kafka_name:
         raise UnknownAssignor(f"{ref}: assignor_name must be a non-empty string, got {kafka_name!r}")
+    contract = getattr(obj, "contract", "kafka")
+    if not isinstance(contract, str) or not contract:
+        raise UnknownAssignor(f"{ref}: contract must be a contract name (models/invariants.md §5), got {contract!r}")
     doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
     return AssignorInfo(
         name=ref,
@@ -283,6 +292,7 @@ def load_user_assignor(ref: str) -> AssignorInfo:
         fn=_wrap_user_callable(ref, obj),
         description=doc[0] if doc else f"user assignor {ref}",
         user=True,
+        contract=contract,
     )
 
 

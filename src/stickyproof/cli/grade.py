@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+import sys
+from typing import Any
+
 from ..grading import Limits
 from ._common import add_limit_flags, limits_from, load_scenario_ref, print_json
+
+BALANCE_CHOICES = ("uniform", "global", "kafka", "per-topic", "pairwise")
 
 GRADE_LIMITS = Limits()
 """``grade`` bounds nothing by default: one group, run by a person who can stop it."""
@@ -18,8 +23,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     scenario = load_scenario_ref(args.scenario)
     result = check_assignment(scenario, load_assignment(args.assignment), balance=args.balance)
     doc = result.to_dict()
-    print_json({"valid": doc["valid"], "violations": doc["violations"], "balance": doc["balance"],
-                "cooperative": doc["cooperative"], "deferred": doc["deferred"]})
+    if _human(args):
+        print(verdict_line(doc["valid"], doc["violations"]))
+    else:
+        print_json({"valid": doc["valid"], "violations": doc["violations"], "balance": doc["balance"],
+                    "cooperative": doc["cooperative"], "deferred": doc["deferred"]})
     return 0 if result.valid else 1
 
 
@@ -34,8 +42,9 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
     p.add_argument("assignment", help="assignment document (stickyproof.assignment/1)")
-    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
+    p.add_argument("--balance", choices=BALANCE_CHOICES, default=None,
                    help="balance mode (default: uniform when all subscriptions are equal, else global)")
+    p.add_argument("--json", action="store_true", help="print the JSON record even on a terminal (it is printed when piped)")
     p.set_defaults(func=_cmd_check)
 
 
@@ -51,26 +60,96 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                              contract=args.balance, limits=limits)
     else:
         g = grade_assignor(scenario, args.assignor, direct=args.direct, contract=args.balance, limits=limits)
-    print_json(g.to_dict())
+    doc = g.to_dict()
+    if _human(args):
+        print(grade_line(doc))
+    else:
+        print_json(doc)
     return 0 if g.valid else 1
+
+
+def _human(args: argparse.Namespace) -> bool:
+    """A person at a terminal reads one line; a pipe or ``--json`` gets the JSON record."""
+    return not args.json and sys.stdout.isatty()
+
+
+def _tp(p: Any) -> str:
+    return f"{p[0]}-{p[1]}" if isinstance(p, (list, tuple)) and len(p) == 2 else str(p)
+
+
+def _witness(invariant: str, w: dict[str, Any]) -> str:
+    """A violation's witness in a few words."""
+    if "partition" in w and invariant in ("unassigned", "duplicate", "nonexistent", "unsubscribed", "cooperative-unsafe"):
+        who = w.get("member") or w.get("assigned_to") or ", ".join(h.get("member", "") for h in w.get("holders", []))
+        return f"{_tp(w['partition'])}{' to ' + who if who else ''}"
+    if invariant == "imbalance":
+        if "more_loaded" in w:
+            return f"{w['more_loaded']} holds {w['more_load']}, {w['less_loaded']} {w['less_load']} ({w.get('mode')})"
+        if "member" in w:
+            return f"{w['member']} holds {w.get('load', w.get('count'))} ({w.get('mode')})"
+        return str(w.get("mode", ""))
+    if "partition" in w:
+        return f"{_tp(w['partition'])}: {w.get('first')} then {w.get('second')}"
+    return ", ".join(f"{k}={v}" for k, v in w.items())[:80]
+
+
+def verdict_line(valid: bool, violations: list[dict[str, Any]]) -> str:
+    if valid:
+        return "valid"
+    seen: dict[str, str] = {}
+    for v in violations:
+        seen.setdefault(v["invariant"], _witness(v["invariant"], v.get("witness") or {}))
+    return "INVALID: " + "; ".join(f"{name} ({w})" if w else name for name, w in seen.items())
+
+
+_PROMISE = {
+    "kafka": "Kafka-balanced",
+    "per-topic": "balanced per topic",
+    "uniform-if-equal": "balanced as round robin promises",
+    "global": "globally balanced",
+    "none": "no balance promised",
+}
+
+
+def grade_line(doc: dict[str, Any]) -> str:
+    """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``."""
+    if doc.get("error"):
+        return f"FAILED: {doc['assignor']} gave no assignment: {doc['error']}"
+    if not doc["valid"]:
+        return verdict_line(False, doc["violations"])
+    parts = ["valid", _PROMISE.get(doc["contract"], f"contract {doc['contract']}")]
+    kept, best = doc["kept"], doc["optimal_kept"]
+    if best is not None:
+        bound = "" if doc["proven"] else " (not proven optimal)"
+        parts.append(f"kept {kept} of the {best} an optimal assignment keeps{bound}" if kept < best
+                     else f"kept all {best} an optimal assignment keeps")
+    moved = [_tp(p) for p in doc.get("unnecessary_moves", [])]
+    if moved:
+        shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+        parts.append(f"{shown} moved unnecessarily")
+    return "; ".join(parts)
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "grade",
         help="grade an assignor (or a given assignment) on a scenario against the proven optimum",
-        description="Run the assignor through the leader path (or read --assignment), check every invariant, judge "
-        "balance per mode, re-run for determinism and stability, and compare the partitions kept with the certified "
-        "optimum over what the assignor's leader decoded (optimal_kept) and over the members' full state "
-        "(optimal_kept_truth). Prints one JSON grade; exit 1 when it is not valid (an assignor that throws is "
-        "recorded in 'error').",
+        description="Run the assignor through the leader path (or read --assignment), check every invariant and the "
+        "balance the assignor promises (its contract: per topic for range, on equal subscriptions for round robin, "
+        "Kafka's for the sticky family and by default), re-run for determinism and stability, and compare the "
+        "partitions kept with the most an assignment balanced as promised keeps over what the members really owned "
+        "(optimal_kept; the unnecessary moves are what that optimum keeps and the assignor moved). On a terminal "
+        "prints one line ('valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved "
+        "unnecessarily'); piped or with --json, the grade as JSON (docs/grade.md). Exit 1 when it is not valid (an "
+        "assignor that throws is recorded in 'error').",
     )
     p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--assignor", help="built-in name, NAME@VERSION variant, or module.path:callable")
     who.add_argument("--assignment", metavar="FILE", help="grade this assignment document instead of running an assignor")
     p.add_argument("--direct", action="store_true", help="hand the scenario's own owned/generation to the assignor (no wire)")
-    p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
-                   help="the mode 'valid' is judged by (default: uniform on equal subscriptions, else global)")
+    p.add_argument("--balance", choices=BALANCE_CHOICES, default=None,
+                   help="judge balance by this mode instead of the assignor's own promise")
+    p.add_argument("--json", action="store_true", help="print the JSON grade even on a terminal (it is printed when piped)")
     add_limit_flags(p, GRADE_LIMITS, "assignor_seconds", "z3_query_seconds")
     p.set_defaults(func=_cmd_grade)

@@ -25,6 +25,11 @@ from typing import Any
 _EXPORTS = {
     "ASSIGNMENT_INVARIANTS": "invariants",
     "BALANCE_MODES": "invariants",
+    "CHECK_MODES": "invariants",
+    "CONTRACTS": "contracts",
+    "Contract": "contracts",
+    "ContractOptimum": "contracts",
+    "contract_optimum": "contracts",
     "CheckResult": "invariants",
     "INVARIANTS": "invariants",
     "RUN_INVARIANTS": "invariants",

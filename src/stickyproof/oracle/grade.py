@@ -13,9 +13,10 @@ from typing import Any, Callable, Mapping
 
 from ..model import Assignment, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
-from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, default_balance, subscriptions_equal
+from .contracts import DEFAULT_CONTRACT, Contract, contract_named, contract_optimum
+from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, subscriptions_equal
 
-__all__ = ["Grade", "RunError", "grade", "MAX_FOLLOW_UPS"]
+__all__ = ["Grade", "RunError", "grade", "MAX_FOLLOW_UPS", "BALANCE_COLUMNS", "next_generation"]
 
 MAX_FOLLOW_UPS = 4
 """Cooperative follow-up rounds replayed before balance is judged (Kafka's tests replay at most 4)."""
@@ -51,9 +52,13 @@ class RunError:
         return f"{self.type}: {self.message}"
 
 
+BALANCE_COLUMNS = ("uniform", "global", "kafka", "per-topic", "pairwise")
+"""Every balance a grade reports on the settled assignment (quality columns; only the contract's is a promise)."""
+
+
 @dataclass(frozen=True)
 class Grade:
-    """The verdict on one assignor (or one given assignment) for one scenario."""
+    """The verdict on one assignor (or one given assignment) for one scenario (models/invariants.md §4)."""
 
     assignor: str
     valid: bool
@@ -61,17 +66,31 @@ class Grade:
     balanced: Mapping[str, bool | None]
     kept: int | None
     optimal_kept: int | None
-    optimal_kept_truth: int | None
+    optimal_kept_global: int | None
     proven: bool
     stickiness: float | None
     moved: int | None
     assign_seconds: float | None
     solve_seconds: float | None
     error: str | None = None
-    stickiness_truth: float | None = None
     follow_ups: int = 0
     deferred: tuple[str, ...] = field(default=())
     run_error: RunError | None = None
+    contract: str = DEFAULT_CONTRACT
+    contract_check: str | None = None
+    notion: str | None = None
+    unnecessary: tuple[TopicPartition, ...] = ()
+    optimal_kept_view: int | None = None
+    stability_judged: bool = True
+    #: Known Kafka behaviour explaining a failure (``grading.hazards``; the oracle only carries them).
+    labels: tuple[Any, ...] = ()
+
+    @property
+    def contract_balanced(self) -> bool | None:
+        """The promised balance on the settled assignment (True when the contract promises none)."""
+        if self.contract_check is None:
+            return None if self.run_error is not None else True
+        return self.balanced.get(self.contract_check)
 
     def violated(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
@@ -82,21 +101,27 @@ class Grade:
     def to_dict(self) -> dict[str, Any]:
         return {
             "assignor": self.assignor,
+            "contract": self.contract,
             "valid": self.valid,
             "violations": [v.to_dict() for v in self.violations],
+            "contract_balanced": self.contract_balanced,
             "balanced": dict(self.balanced),
             "kept": self.kept,
             "optimal_kept": self.optimal_kept,
-            "optimal_kept_truth": self.optimal_kept_truth,
             "proven": self.proven,
             "stickiness": None if self.stickiness is None else round(self.stickiness, 6),
+            "unnecessary_moves": [[tp.topic, tp.partition] for tp in self.unnecessary],
             "moved": self.moved,
+            "notion": self.notion,
+            "optimal_kept_global": self.optimal_kept_global,
+            "optimal_kept_view": self.optimal_kept_view,
             "assign_seconds": None if self.assign_seconds is None else round(self.assign_seconds, 6),
             "solve_seconds": None if self.solve_seconds is None else round(self.solve_seconds, 6),
             "error": self.error,
-            "stickiness_truth": None if self.stickiness_truth is None else round(self.stickiness_truth, 6),
             "follow_ups": self.follow_ups,
             "deferred": list(self.deferred),
+            "stability_judged": self.stability_judged,
+            "hazards": [label.to_dict() for label in self.labels],
         }
 
 
@@ -108,36 +133,43 @@ def grade(
     view: Scenario | None = None,
     assignor: str = "",
     time_limit: float | None = None,
+    contract: str | None = None,
     balance: str | None = None,
+    stability: bool = True,
 ) -> Grade:
-    """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``.
+    """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
 
-    ``view``: the scenario as the assignor's leader decoded it (default: the scenario itself).
-    ``time_limit``: seconds allowed to each Z3 query of the invariant check.
-    ``balance``: the mode ``valid`` is judged by (None: uniform on equal subscriptions, else global);
-    ``balanced`` reports every mode regardless.
+    ``contract``: the assignor's promise (``contracts.CONTRACTS``; default Kafka's): which balance
+    breaking is a failure, and the notion stickiness is measured in. ``balance``: a balance mode
+    that overrides the contract's check (``uniform``, ``global``, ``kafka``, ``per-topic``,
+    ``pairwise``). ``view``: the scenario as the assignor's leader decoded it, for
+    ``optimal_kept_view``. ``time_limit``: seconds allowed to each Z3 query and to CP-SAT.
+    ``stability``: judge ``unstable`` (only meaningful when the assignor can see its previous
+    assignment: ``grading`` decides).
     """
     if (run is None) == (assignment is None):
         raise TypeError("grade needs exactly one of run= or assignment=")
-    mode = balance or default_balance(scenario)
+    promise = contract_named(contract)
+    mode = balance if balance is not None else promise.check(scenario)
     assign_seconds = None
     if run is not None:
         start = time.perf_counter()
         try:
             assignment = _call(run, scenario)
         except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
-            return _failed(assignor, RunError.of(exc), time.perf_counter() - start)
+            return _failed(assignor, promise, mode, RunError.of(exc), time.perf_counter() - start)
         assign_seconds = time.perf_counter() - start
     assert assignment is not None
 
     cooperative = scenario.protocol == "cooperative"
-    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, timeout=time_limit)
+    checked = ASSIGNMENT_INVARIANTS if mode is not None else [i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"]
+    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=time_limit)
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
     settled, follow_ups, settle_error, settled_state = _settle(scenario, assignment, run)
     # When nothing was withheld the settled assignment is the one just checked: its verdict for `mode` is known.
-    known = {mode: "imbalance" not in check.violated()} if settled is assignment and not check.deferred else {}
+    known = {mode: "imbalance" not in check.violated()} if mode and settled is assignment and not check.deferred else {}
     balanced, deferred = _balanced(scenario, settled, time_limit, known)
     if settle_error:
         violations.append(Violation("unstable", {"round": follow_ups + 1, "error": settle_error}))
@@ -145,7 +177,7 @@ def grade(
         # Only an assignor that was replayed can fail to converge; a given round-1 assignment that
         # withholds partitions is a legitimate cooperative round whose follow-up nobody can run.
         violations.append(Violation("unstable", {"rounds": follow_ups, "still_revoking": _tps(settled.revoking)}))
-    if "imbalance" in check.deferred and balanced.get(mode) is False:
+    if mode and "imbalance" in check.deferred and balanced.get(mode) is False:
         violations.append(Violation("imbalance", {"mode": mode, "after_follow_ups": follow_ups, "loads": settled.loads()}))
     if settled is not assignment:
         # The follow-up round is an assignment too: it may drop, duplicate or unsafely hand over what round 1 kept.
@@ -156,49 +188,59 @@ def grade(
         violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
 
     if run is not None and not settle_error:
-        violations.extend(_run_invariants(scenario, assignment, settled, run, settled_state))
+        violations.extend(_run_invariants(scenario, assignment, settled, run, settled_state, stability=stability))
 
     solve_start = time.perf_counter()
     from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
 
-    truth_opt = solve_flow(scenario, balance="global")
-    view_opt = truth_opt if view is None or view == scenario else solve_flow(view, balance="global")
-    solve_seconds = time.perf_counter() - solve_start
-
+    valid = not violations
     kept = _kept(scenario, assignment)
-    optimal_kept = view_opt.kept
-    stickiness = _ratio(kept, optimal_kept)
+    # Stickiness in the contract's own notion, over what the members really owned, on valid rows only:
+    # a valid assignment is balanced as promised, so it never keeps more than that optimum (§4).
+    optimum = contract_optimum(scenario, promise, assignment=assignment, time_limit=time_limit) if valid else None
+    global_opt = solve_flow(scenario, balance="global")
+    view_kept = None
+    if view is not None and view != scenario:
+        view_kept = solve_flow(view, balance="global").kept
+    solve_seconds = time.perf_counter() - solve_start
+    optimal_kept = optimum.kept if optimum is not None else None
     return Grade(
         assignor=assignor,
-        valid=not violations,
+        valid=valid,
         violations=tuple(violations),
         balanced=balanced,
         kept=kept,
         optimal_kept=optimal_kept,
-        optimal_kept_truth=truth_opt.kept,
-        proven=bool(truth_opt.proven and view_opt.proven),
-        stickiness=stickiness,
+        optimal_kept_global=global_opt.kept,
+        proven=bool(optimum is not None and optimum.proven),
+        stickiness=_ratio(kept, optimum.bound if optimum is not None and not optimum.proven else optimal_kept),
         moved=_moved(scenario, assignment),
         assign_seconds=assign_seconds,
         solve_seconds=solve_seconds,
-        stickiness_truth=_ratio(kept, truth_opt.kept),
         follow_ups=follow_ups,
-        deferred=tuple(d for d in check.deferred if balanced.get(mode) is None),
+        deferred=tuple(d for d in check.deferred if mode and balanced.get(mode) is None),
+        contract=promise.name,
+        contract_check=mode,
+        notion=None if optimum is None else optimum.notion,
+        unnecessary=() if optimum is None else optimum.unnecessary,
+        optimal_kept_view=view_kept if view_kept is not None else global_opt.kept,
+        stability_judged=stability,
     )
 
 
 def _ratio(kept: int, optimum: int | None) -> float | None:
-    """kept / optimum; 1.0 when the optimum keeps nothing (nothing could be kept with that knowledge)."""
+    """kept / optimum; 1.0 when the optimum keeps nothing (nothing could be kept)."""
     if optimum is None:
         return None
     return 1.0 if optimum == 0 else kept / optimum
 
 
-def _failed(assignor: str, error: RunError, seconds: float) -> Grade:
+def _failed(assignor: str, promise: Contract, mode: str | None, error: RunError, seconds: float) -> Grade:
     return Grade(
-        assignor=assignor, valid=False, violations=(), balanced={"uniform": None, "global": None, "kafka": None},
-        kept=None, optimal_kept=None, optimal_kept_truth=None, proven=False, stickiness=None, moved=None,
+        assignor=assignor, valid=False, violations=(), balanced={m: None for m in BALANCE_COLUMNS},
+        kept=None, optimal_kept=None, optimal_kept_global=None, proven=False, stickiness=None, moved=None,
         assign_seconds=seconds, solve_seconds=None, error=str(error), run_error=error,
+        contract=promise.name, contract_check=mode,
     )
 
 
@@ -246,7 +288,7 @@ def _balanced(
 ) -> tuple[dict[str, bool | None], tuple[str, ...]]:
     pending = bool(settled.revoking and any(settled.revoking.values()))
     out: dict[str, bool | None] = {}
-    for mode in ("uniform", "global", "kafka"):
+    for mode in BALANCE_COLUMNS:
         if (mode == "uniform" and not subscriptions_equal(scenario)) or pending:
             out[mode] = None
             continue
@@ -260,10 +302,11 @@ def _balanced(
 
 
 def _run_invariants(
-    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario
+    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *, stability: bool = True
 ) -> list[Violation]:
     """``nondeterministic``: run the first round again; ``unstable``: feed the settled answer back
-    at the generation after the round that produced it (``settled_state``)."""
+    at the generation after the round that produced it (``settled_state``), unless ``stability`` is
+    off (an assignor that cannot see its previous assignment owes no stability)."""
     found: list[Violation] = []
     try:
         again = _call(run, scenario)
@@ -272,6 +315,8 @@ def _run_invariants(
     diff = _first_difference(first, again)
     if diff is not None:
         found.append(Violation("nondeterministic", diff))
+    if not stability:
+        return found
     try:
         following = _call(run, next_generation(settled_state, settled))
     except Exception as exc:

@@ -312,7 +312,8 @@ def _check_seconds(seconds: float) -> None:
 
 def info_from_hello(name: str, hello: Hello, fn: ExecAssignorFn, description: str) -> AssignorInfo:
     """The registry entry of a peer: named as the user wrote it, the Kafka name and protocols from its hello."""
-    return led_as(hello.kafka_name, name=name, protocols=hello.protocols, fn=fn, description=description)
+    declared = {"contract": hello.contract} if hello.contract else {}
+    return led_as(hello.kafka_name, name=name, protocols=hello.protocols, fn=fn, description=description, **declared)
 
 
 def exec_assignor(

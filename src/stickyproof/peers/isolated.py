@@ -87,4 +87,5 @@ def isolated_user_assignor(
         fn=fn,
         description=f"user assignor {ref}, isolated in a worker process",
         user=True,
+        contract=hello.contract or "kafka",
     )

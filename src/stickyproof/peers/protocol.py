@@ -86,6 +86,7 @@ class Hello:
     protocols: tuple[str, ...]
     accepts: frozenset[str] = frozenset()
     wire: bool = False
+    contract: str | None = None
 
 
 def parse_hello(line: bytes, default_name: str) -> Hello:
@@ -107,6 +108,7 @@ def parse_hello(line: bytes, default_name: str) -> Hello:
     protocols = doc.get("supported_protocols", [EAGER])
     accepts = doc.get("accepts", [])
     wire = doc.get("wire", False)
+    contract = doc.get("contract")
     problems = []
     if not isinstance(name, str) or not name:
         problems.append("name must be a non-empty string")
@@ -119,6 +121,8 @@ def parse_hello(line: bytes, default_name: str) -> Hello:
         problems.append("accepts must be an array of strings")
     if not isinstance(wire, bool):
         problems.append("wire must be true or false")
+    if contract is not None and (not isinstance(contract, str) or not contract):
+        problems.append("contract must be a contract name")
     if problems:
         raise AssignorGarbage(f"bad hello: {'; '.join(problems)}", line=cut(text))
     return Hello(
@@ -127,6 +131,7 @@ def parse_hello(line: bytes, default_name: str) -> Hello:
         protocols=tuple(p for p in (COOPERATIVE, EAGER) if p in protocols),
         accepts=frozenset(accepts) & ENCODINGS,  # encodings this version does not know are ignored
         wire=wire,
+        contract=contract,
     )
 
 
@@ -139,6 +144,7 @@ def hello_line(hello: Hello) -> bytes:
         "supported_protocols": list(hello.protocols),
         "accepts": sorted(hello.accepts),
         "wire": hello.wire,
+        **({"contract": hello.contract} if hello.contract else {}),
     })
 
 

@@ -143,7 +143,7 @@ def _parse_args(argv: list[str]) -> tuple[int, str]:
 
 def serve(info: AssignorInfo, proto_in: BinaryIO, proto_out: BinaryIO) -> int:
     """Answer requests until end of input (exit 0)."""
-    hello = Hello(info.name, info.kafka_name, info.protocols, frozenset({"ranges"}), False)
+    hello = Hello(info.name, info.kafka_name, info.protocols, frozenset({"ranges"}), False, info.contract)
     proto_out.write(hello_line(hello))
     proto_out.flush()
     for line in proto_in:

@@ -96,7 +96,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("balanced_global", "bool"),
     ("kept", "int"),
     ("optimal_kept", "int"),
-    ("optimal_kept_truth", "int"),
+    ("optimal_kept_global", "int"),
     ("proven", "bool"),
     ("stickiness", "float"),
     ("moved", "int"),
@@ -279,7 +279,7 @@ def grade_to_row(seed: int, index: int, assignor: str, scenario: Scenario, grade
     balanced = getattr(grade, "balanced", None) or {}
     row["balanced_kafka"] = _coerce("balanced_kafka", balanced.get("kafka"))
     row["balanced_global"] = _coerce("balanced_global", balanced.get("global"))
-    for name in ("kept", "optimal_kept", "optimal_kept_truth", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds"):
+    for name in ("kept", "optimal_kept", "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds"):
         row[name] = _coerce(name, getattr(grade, name, None))
     row["valid"] = _coerce("valid", getattr(grade, "valid", None))
     if error:

@@ -13,7 +13,8 @@ The package, by concern:
   once through ``model.Index``, in sorted order, so numbering never depends on input order.
 - ``placement``: ``unassigned``, ``duplicate``, ``unsubscribed``, ``nonexistent``.
 - ``balance``: ``imbalance`` in its modes ``uniform``, ``kafka`` and ``global`` (the improving
-  chain as a reachability query, rebuilt and re-verified move by move).
+  chain as a reachability query, rebuilt and re-verified move by move), and the contract modes
+  ``per-topic`` and ``pairwise`` (§5).
 - ``cooperative``: ``cooperative-unsafe`` and ``revoking-unclaimed``.
 - ``z3_datalog``: the Z3 boundary, the only module that imports z3, writes its text protocol and
   parses its answers; every z3 failure becomes ``SolverError``.
@@ -27,7 +28,7 @@ subscription classes, and the programs go to Z3 as text (see each module's docst
 
 from __future__ import annotations
 
-from .balance import BALANCE_MODES, default_balance, subscriptions_equal
+from .balance import BALANCE_MODES, CHECK_MODES, default_balance, subscriptions_equal
 from .check import check_assignment
 from .verdict import ASSIGNMENT_INVARIANTS, INVARIANTS, RUN_INVARIANTS, CheckResult, Violation
 
@@ -36,6 +37,7 @@ __all__ = [
     "ASSIGNMENT_INVARIANTS",
     "RUN_INVARIANTS",
     "BALANCE_MODES",
+    "CHECK_MODES",
     "Violation",
     "CheckResult",
     "subscriptions_equal",

@@ -1,7 +1,10 @@
-"""``imbalance`` in its three modes (models/invariants.md §2): ``uniform``, ``kafka``, ``global``.
+"""``imbalance`` in its modes (models/invariants.md §2): ``uniform``, ``kafka``, ``global``, and the
+contract modes ``per-topic`` (range's promise) and ``pairwise`` (Kafka's ``isBalanced``, R30).
 
 ``uniform`` (C3) sees one fact per distinct load, ``kafka`` (C5, R33) one per (topic, load of a
-holder); each keeps its smallest member id as the witness.
+holder), ``per-topic`` one per (topic, count held by a subscriber), ``pairwise`` one per (topic,
+load of a holder) and per (topic, load of a subscriber); each keeps its smallest member id as the
+witness.
 
 ``global`` (T1) asks whether an *improving chain* exists, as a reachability query. Whether a
 member can pass a partition on depends only on its subscription set and on which topics it
@@ -28,7 +31,20 @@ from .facts import Facts, tp_json
 from .verdict import Violation
 from .z3_datalog import Program, num, query
 
-__all__ = ["BALANCE_MODES", "subscriptions_equal", "default_balance", "check_uniform", "check_kafka", "check_global"]
+__all__ = [
+    "BALANCE_MODES",
+    "CHECK_MODES",
+    "subscriptions_equal",
+    "default_balance",
+    "check_uniform",
+    "check_kafka",
+    "check_global",
+    "check_per_topic",
+    "check_pairwise",
+]
+
+CHECK_MODES = BALANCE_MODES + ("per-topic", "pairwise")
+"""Every balance an assignment can be checked against: the solvers' modes and the contracts' (§5)."""
 
 
 def _existing_topics(scenario: Scenario) -> dict[str, int]:
@@ -123,6 +139,76 @@ def check_kafka(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
                     "less_load": lb,
                     "partition": [t, f.held[a][t][0]],
                 },
+            )
+        )
+    return out
+
+
+def check_per_topic(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """RangeAssignor's promise (R43): each assignable topic's partitions split floor/ceil over the
+    members subscribing to it: every subscriber holds q or q + 1 of them, q = n(t) div |S(t)|."""
+    reps: dict[tuple[str, int], str] = {}
+    quota: dict[str, tuple[int, int]] = {}
+    for t, n in f.assignable.items():
+        subscribers = [m for m in f.members if t in f.topics_of[m]]
+        q, r = divmod(n, len(subscribers))
+        quota[t] = (q, q + (1 if r else 0))
+        for m in subscribers:  # sorted: the representative of a count is its smallest member id
+            reps.setdefault((t, sum(1 for p in f.held[m].get(t, ()) if 0 <= p < n)), m)
+    rows = sorted(reps.items())
+    prog = Program("imbalance")
+    prog.rel("count", "id", "num", "id")  # a subscriber of topic t holds c of its partitions (row g)
+    prog.rel("quota", "id", "num", "num")  # topic t: q and its max quota
+    prog.rel("imbalance", "id", "id")
+    prog.var(t="id", c="num", g="id", lo="num", hi="num")
+    for g, ((t, c), _) in enumerate(rows):
+        prog.fact("count", f.tid[t], c, g)
+    for t, (lo, hi) in sorted(quota.items()):
+        prog.fact("quota", f.tid[t], lo, hi)
+    # R43 broken: a subscriber below the topic's quota, or above its max quota.
+    prog.rule("(imbalance t g)", "(count t c g)", "(quota t lo hi)", "(bvslt c lo)")
+    prog.rule("(imbalance t g)", "(count t c g)", "(quota t lo hi)", "(bvsgt c hi)")
+    out = []
+    for _, g in query(prog, "imbalance", limit=limit, timeout=timeout):
+        (t, c), m = rows[g]
+        lo, hi = quota[t]
+        out.append(Violation("imbalance", {"mode": "per-topic", "topic": t, "member": m, "count": c, "min_quota": lo, "max_quota": hi}))
+    return out
+
+
+def check_pairwise(f: Facts, limit: int, timeout: float | None) -> list[Violation]:
+    """Kafka's ``isBalanced`` (R30): no member holds a partition of a topic that another member
+    subscribes to while having two or more partitions more than it (one move would even them out)."""
+    holders: dict[tuple[str, int], str] = {}
+    subscribers: dict[tuple[str, int], str] = {}
+    for m in f.members:  # sorted: smallest id represents
+        for t in f.held[m]:
+            if t in f.assignable:
+                holders.setdefault((t, f.loads[m]), m)
+        for t in f.topics_of[m]:
+            if t in f.assignable:
+                subscribers.setdefault((t, f.loads[m]), m)
+    hrows, srows = sorted(holders.items()), sorted(subscribers.items())
+    prog = Program("imbalance")
+    prog.rel("holds", "id", "num", "id")  # topic t held by a member of load l (row g)
+    prog.rel("subscribes", "id", "num", "id")  # topic t subscribed by a member of load l (row g)
+    prog.rel("imbalance", "id", "id", "id")
+    prog.var(t="id", la="num", lb="num", ga="id", gb="id")
+    for g, ((t, load), _) in enumerate(hrows):
+        prog.fact("holds", f.tid[t], load, g)
+    for g, ((t, load), _) in enumerate(srows):
+        prog.fact("subscribes", f.tid[t], load, g)
+    # R30 broken: a holder of t with at least two more partitions than a subscriber of t.
+    prog.rule("(imbalance t ga gb)", "(holds t la ga)", "(subscribes t lb gb)", f"(bvsge la (bvadd lb {num(2)}))")
+    out = []
+    for _, ga, gb in query(prog, "imbalance", limit=limit, timeout=timeout):
+        (t, la), a = hrows[ga]
+        (_, lb), b = srows[gb]
+        out.append(
+            Violation(
+                "imbalance",
+                {"mode": "pairwise", "topic": t, "more_loaded": a, "more_load": la, "less_loaded": b, "less_load": lb,
+                 "partition": [t, f.held[a][t][0]]},
             )
         )
     return out

@@ -10,8 +10,16 @@ from typing import Iterable
 
 from ...errors import InvalidScenario
 from ...model import Assignment, Scenario
-from ..result import check_balance_mode
-from .balance import check_global, check_kafka, check_uniform, default_balance, subscriptions_equal
+from .balance import (
+    CHECK_MODES,
+    check_global,
+    check_kafka,
+    check_pairwise,
+    check_per_topic,
+    check_uniform,
+    default_balance,
+    subscriptions_equal,
+)
 from .cooperative import check_cooperative_unsafe, check_revoking_unclaimed
 from .facts import facts
 from .placement import check_nonexistent, check_placement, check_unsubscribed
@@ -32,8 +40,9 @@ def check_assignment(
 ) -> CheckResult:
     """Check ``assignment`` against every invariant of one assignment (models/invariants.md §2).
 
-    ``balance``: ``uniform``, ``global``, ``kafka``, or None (uniform if all subscriptions are
-    equal, else global); ``uniform`` on unequal subscriptions raises ``InvalidScenario``.
+    ``balance``: ``uniform``, ``global``, ``kafka``, ``per-topic``, ``pairwise`` (§2, §5), or None
+    (uniform if all subscriptions are equal, else global); ``uniform`` on unequal subscriptions
+    raises ``InvalidScenario``.
     ``cooperative``: None means ``scenario.protocol == "cooperative"``. ``only`` restricts the
     check to some invariants. Each broken invariant yields up to ``max_witnesses`` violations,
     each with a witness from its own Z3 model. ``timeout`` (seconds) bounds each Z3 query; a
@@ -41,7 +50,9 @@ def check_assignment(
     """
     if balance is None:
         balance = default_balance(scenario)
-    elif check_balance_mode(balance) == "uniform" and not subscriptions_equal(scenario):
+    elif balance not in CHECK_MODES:
+        raise InvalidScenario("balance", f"unknown balance mode {balance!r} (expected one of {', '.join(CHECK_MODES)})")
+    elif balance == "uniform" and not subscriptions_equal(scenario):
         raise InvalidScenario(
             "balance", "uniform balance is defined only when every member subscribes to the same topics; use global or kafka"
         )
@@ -71,6 +82,10 @@ def check_assignment(
             violations += check_uniform(f, lim, timeout)
         elif balance == "kafka":
             violations += check_kafka(f, lim, timeout)
+        elif balance == "per-topic":
+            violations += check_per_topic(f, lim, timeout)
+        elif balance == "pairwise":
+            violations += check_pairwise(f, lim, timeout)
         else:
             violations += check_global(f, lim, timeout)
     if "cooperative-unsafe" in wanted and coop:

@@ -78,9 +78,11 @@ class Facts:
         """Rows (topic, k, first partition, how many) over E: k = how often the partition is placed
         (assignment, plus revoking in a cooperative round). Shared by ``unassigned`` and ``duplicate``."""
         ix = self.index
-        # A partition withheld from several former claimants is revoked by each of them (D5, N4):
-        # it counts once, so it is a duplicate only when it is also assigned (or assigned twice).
-        withheld = sorted({tp for tps in self.revoking.values() for tp in tps}) if self.cooperative else []
+        # A partition withheld from several former claimants is revoked by each of them (D5, N4): it
+        # counts once, and not at all when a member is assigned it (the revokers give up a stale
+        # belief while its holder keeps or takes it: one holder, models/invariants.md §1).
+        given = {tp for tps in self.assigned.values() for tp in tps}
+        withheld = sorted({tp for tps in self.revoking.values() for tp in tps} - given) if self.cooperative else []
         pid = ix.partition_id
         placed = [p for tps in (*self.assigned.values(), withheld) for tp in tps if (p := pid(tp.topic, tp.partition)) is not None]
         times = np.bincount(np.asarray(placed, dtype=np.int64), minlength=ix.num_partitions)
@@ -97,12 +99,14 @@ def facts(scenario: Scenario, assignment: Assignment, cooperative: bool) -> Fact
     group = tuple(m.id for m in scenario.members)
     members = sorted(group)
     in_group = set(group)
-    assigned = {m: tuple(assignment.assignment.get(m, ())) for m in members}
-    revoking = {m: tuple(assignment.revoking.get(m, ())) for m in members}
+    # A client reads its partition list as a set: a partition listed twice by one member is held
+    # once (not a duplicate, and one unit of load).
+    assigned = {m: tuple(dict.fromkeys(assignment.assignment.get(m, ()))) for m in members}
+    revoking = {m: tuple(dict.fromkeys(assignment.revoking.get(m, ()))) for m in members}
     extra = sorted((set(assignment.assignment) | set(assignment.revoking)) - in_group)
     for o in extra:
-        assigned[o] = tuple(assignment.assignment.get(o, ()))
-        revoking[o] = tuple(assignment.revoking.get(o, ()))
+        assigned[o] = tuple(dict.fromkeys(assignment.assignment.get(o, ())))
+        revoking[o] = tuple(dict.fromkeys(assignment.revoking.get(o, ())))
     counts = {t.name: t.partitions for t in scenario.topics}
     existing = {t: n for t, n in counts.items() if n > 0}
     subscribed = {t for m in scenario.members for t in m.topics}

@@ -56,9 +56,9 @@ def check_placement(f: Facts, invariant: str, limit: int, timeout: float | None)
 
 
 def _holders(f: Facts, tp: TopicPartition) -> list[dict[str, str]]:
-    out = [{"member": m, "as": "assigned"} for m in sorted(f.assigned) for x in f.assigned[m] if x == tp]
-    if f.cooperative:
-        out += [{"member": m, "as": "revoking"} for m in sorted(f.revoking) for x in f.revoking[m] if x == tp]
+    out = [{"member": m, "as": "assigned"} for m in sorted(f.assigned) if tp in f.assigned[m]]
+    if f.cooperative and not out:
+        out += [{"member": m, "as": "revoking"} for m in sorted(f.revoking) if tp in f.revoking[m]]
     return out
 
 

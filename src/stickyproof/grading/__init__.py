@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
-from .assignors.registry import AssignorInfo, get_assignor
-from .errors import AssignorTimeLimit, InvalidOption
-from .model import Assignment, Scenario
-from .oracle.grade import Grade, grade
+from ..assignors.registry import AssignorInfo, get_assignor
+from ..errors import AssignorTimeLimit, InvalidOption
+from ..model import Assignment, Scenario
+from ..oracle.grade import Grade, grade
 
 __all__ = [
     "Limits",
@@ -34,11 +34,13 @@ __all__ = [
     "unsupported_reason",
     "leader_run",
     "call_with_limit",
+    "sees_its_history",
 ]
 
 Contract = str | None
-"""The balance notion an assignor is graded by: ``uniform``, ``global`` or ``kafka`` (models/invariants.md
-§2), or None for the default (``uniform`` when every member subscribes to the same topics, else ``global``)."""
+"""A balance mode overriding the assignor's own promise (``uniform``, ``global``, ``kafka``, ``per-topic``,
+``pairwise``: models/invariants.md §2), or None: the assignor is held to its contract (§5,
+``AssignorInfo.contract``)."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Lim
     An assignor in another process (its ``fn`` has ``with_time_limit``: ``peers``) is handed the
     limit instead: it kills its child at the limit and raises ``AssignorTimeLimit`` itself, so no
     thread is abandoned and the next call finds a fresh child rather than a busy one."""
-    from .leader import lead
+    from ..leader import lead
 
     bind = getattr(info.fn, "with_time_limit", None)
     if bind is not None:
@@ -156,20 +158,36 @@ def grade_assignor(
     The assignor's failures (a throw, a time limit) are recorded in the grade (``error``,
     ``run_error``), never raised. Raises ``UnknownAssignor`` for a name that does not resolve and
     ``InvalidScenario`` for a group the leader cannot run with that assignor (see
-    ``unsupported_reason``; callers that sweep many pairs check it first).
+    ``unsupported_reason``; callers that sweep many pairs check it first). A failure that a known
+    behaviour of Kafka's own assignor explains carries its label (``hazards``).
     """
-    from .leader import decoded_view
+    from ..leader import decoded_view
+
+    from .hazards import label_failures
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
     view = scenario if direct else decoded_view(scenario, info)
-    return grade(
+    graded = grade(
         scenario,
         run=leader_run(info, direct=direct, limits=limits),
         view=view,
         assignor=info.name,
         time_limit=limits.z3_query_seconds,
+        contract=info.contract,
         balance=contract,
+        stability=sees_its_history(scenario, info, direct=direct),
     )
+    labels = label_failures(scenario, info, graded)
+    return replace(graded, labels=labels) if labels else graded
+
+
+def sees_its_history(scenario: Scenario, info: AssignorInfo, *, direct: bool = False) -> bool:
+    """Whether the assignor, led as Kafka leads it, is handed what its members owned: under
+    COOPERATIVE the wire's ``ownedPartitions`` (R37), under EAGER only an assignor whose user data
+    carries it (Kafka's ``sticky``, R1), and every assignor under ``--direct``. One that never sees
+    its previous assignment owes no stability: ``unstable`` is not judged for it (an eager user
+    assignor on the leader path cannot keep what it cannot see)."""
+    return direct or scenario.protocol == "cooperative" or info.claims_from_user_data
 
 
 def grade_assignment(
@@ -181,5 +199,6 @@ def grade_assignment(
     limits: Limits = Limits(),
 ) -> Grade:
     """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
-    stability verdicts, and a cooperative round's balance stays undecided while it withholds)."""
+    stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
+    is held to Kafka's contract unless ``contract`` names a balance mode."""
     return grade(scenario, assignment=assignment, assignor=name, time_limit=limits.z3_query_seconds, balance=contract)
