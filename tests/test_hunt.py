@@ -326,3 +326,13 @@ def test_cli_hunt_bad_input_is_one_line_and_exit_2(argv, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
 
+
+
+def test_a_v0_member_in_a_cooperative_group_is_left_out_even_before_it_owns_anything():
+    # issue 12, item 6: a v0 member handed partitions in round 1 owns them invisibly in the follow-up.
+    from stickyproof.scenarios.space import claims_invisible
+
+    group = Scenario((Topic("t", 2),), (Member("a", ("t",), version=0), Member("b", ("t",))), protocol="cooperative")
+    assert claims_invisible(group)
+    assert not claims_invisible(replace(group, protocol="eager"))
+    assert not claims_invisible(replace(group, members=tuple(replace(m, version=1) for m in group.members)))
