@@ -273,3 +273,19 @@ def test_stability_is_not_judged_for_an_assignor_that_cannot_see_its_history():
 
     g = grade(scenario(), run=ignores_ownership_when_owned, stability=False)
     assert g.valid and not g.stability_judged
+
+
+def test_a_known_first_answer_is_graded_as_round_one_without_running_again():
+    # A history's rebalance: the leader already answered; run= answers the later rounds only.
+    calls = []
+
+    def counted(sc):
+        calls.append(sc)
+        return sticky_run(sc)
+
+    s = scenario(owned={"a": [0, 1], "b": [2]})
+    g = grade(s, run=counted, first=sticky_run(s), first_seconds=0.25)
+    assert g.valid and g.assign_seconds == 0.25
+    assert len(calls) == 2, "determinism re-run and stability run only"
+    with pytest.raises(TypeError):
+        grade(s, assignment=sticky_run(s), first=sticky_run(s))

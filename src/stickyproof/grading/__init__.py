@@ -152,8 +152,13 @@ def grade_assignor(
     direct: bool = False,
     contract: Contract = None,
     limits: Limits = Limits(),
+    answer: Assignment | None = None,
+    answer_seconds: float | None = None,
 ) -> Grade:
     """Grade ``assignor`` (a registry name, ``module:callable``, or an ``AssignorInfo``) on ``scenario``.
+
+    ``answer``: what the assignor already answered for this very group (a history's rebalance, as
+    the leader produced it), graded as round 1 without running it again; ``answer_seconds`` its time.
 
     The assignor's failures (a throw, a time limit) are recorded in the grade (``error``,
     ``run_error``), never raised. Raises ``UnknownAssignor`` for a name that does not resolve and
@@ -176,6 +181,8 @@ def grade_assignor(
         contract=info.contract,
         balance=contract,
         stability=sees_its_history(scenario, info, direct=direct),
+        first=answer,
+        first_seconds=answer_seconds,
     )
     labels = label_failures(scenario, info, graded)
     return replace(graded, labels=labels) if labels else graded

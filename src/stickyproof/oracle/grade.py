@@ -136,6 +136,8 @@ def grade(
     contract: str | None = None,
     balance: str | None = None,
     stability: bool = True,
+    first: Assignment | None = None,
+    first_seconds: float | None = None,
 ) -> Grade:
     """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
 
@@ -145,14 +147,20 @@ def grade(
     ``pairwise``). ``view``: the scenario as the assignor's leader decoded it, for
     ``optimal_kept_view``. ``time_limit``: seconds allowed to each Z3 query and to CP-SAT.
     ``stability``: judge ``unstable`` (only meaningful when the assignor can see its previous
-    assignment: ``grading`` decides).
+    assignment: ``grading`` decides). ``first``: the answer ``run`` already gave for ``scenario``
+    (a history's rebalance), used as round 1 instead of calling ``run`` again; ``first_seconds``
+    its assign time. ``run`` still answers the determinism, follow-up and stability rounds.
     """
     if (run is None) == (assignment is None):
         raise TypeError("grade needs exactly one of run= or assignment=")
     promise = contract_named(contract)
     mode = balance if balance is not None else promise.check(scenario)
     assign_seconds = None
-    if run is not None:
+    if first is not None:
+        if run is None:
+            raise TypeError("first= is the answer of run=: give run= too")
+        assignment, assign_seconds = first, first_seconds
+    elif run is not None:
         start = time.perf_counter()
         try:
             assignment = _call(run, scenario)
