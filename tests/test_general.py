@@ -158,16 +158,19 @@ def test_R26_member_tree_breaks_ties_by_java_string_order():
     assert run(inp, prior).result.assignment[astral] == (TP("t", 0),)
 
 
+#: c1 owned t-0 in generation 0; a (generation 1) holds all six partitions of t now; c0 and d own nothing.
+STALE_OWNER_OF_T0 = [
+    ("a", ["t"], [("t", p) for p in range(6)], 1),
+    ("c0", ["t"], [], -1),
+    ("c1", ["t"], [("t", 0)], 0),
+    ("d", ["u"], [], -1),
+]
+
+
 def test_R27_prev_assignment_returns_a_partition_to_its_lower_generation_owner():
     """c1 owned t-0 in generation 0; a (generation 1) holds all of t now. The walk hands t-0 back to c1
     although c0 sorts first among the least loaded (R32's prevAssignment branch comes first)."""
-    members = [
-        ("a", ["t"], [("t", p) for p in range(6)], 1),
-        ("c0", ["t"], [], -1),
-        ("c1", ["t"], [("t", 0)], 0),
-        ("d", ["u"], [], -1),
-    ]
-    inp, prior = group({"t": 6, "u": 1}, members)
+    inp, prior = group({"t": 6, "u": 1}, STALE_OWNER_OF_T0)
     assert prior.max_generation == 1 and prior.consumer_to_owned_partitions["c1"] == ()
     r = run(inp, prior)
     assert r.result.assignment["c1"] == (TP("t", 0), TP("t", 3))
@@ -328,13 +331,7 @@ def test_R32_revert_restores_the_post_fill_state_when_the_score_does_not_improve
     trigger is forced here by scoring every assignment alike; the restore itself runs unchanged."""
     from stickyproof.assignors import general as fast_module
 
-    members = [
-        ("a", ["t"], [("t", p) for p in range(6)], 1),
-        ("c0", ["t"], [], -1),
-        ("c1", ["t"], [("t", 0)], 0),
-        ("d", ["u"], [], -1),
-    ]
-    inp, prior = group({"t": 6, "u": 1}, members)
+    inp, prior = group({"t": 6, "u": 1}, STALE_OWNER_OF_T0)
     balanced = run(inp, prior)
     assert not balanced.reverted and balanced.movements
     monkeypatch.setattr(fast_module, "balance_score", lambda counts: 0)

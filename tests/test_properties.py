@@ -290,6 +290,14 @@ def test_range_and_roundrobin_ignore_owned_partitions(assignor, data):
     assert assigned(assignor, bare).assignment == assigned(assignor, scn).assignment
 
 
+def _claims_visible(assignor: str, **knobs):
+    """``ordinary_groups(assignor, **knobs)`` where the assignor sees the claims: cooperative-sticky
+    only under COOPERATIVE (R35; under EAGER the owned partitions never reach the leader, R37)."""
+    if assignor == "cooperative-sticky":
+        knobs["protocols"] = st.just("cooperative")
+    return ordinary_groups(assignor, **knobs)
+
+
 def _balanced_prior(assignor: str):
     """Equal subscriptions, a balanced prior assignment at the current generation, no hazard, no
     racks (a rack mismatch moves a partition by design, R16), and claims the assignor can see
@@ -303,9 +311,7 @@ def _balanced_prior(assignor: str):
         max_unknown_generation=0,
         max_deleted_topic_claims=0,
     )
-    if assignor == "cooperative-sticky":
-        knobs["protocols"] = st.just("cooperative")
-    return ordinary_groups(assignor, **knobs)
+    return _claims_visible(assignor, **knobs)
 
 
 @pytest.mark.parametrize("assignor", STICKY)
@@ -330,9 +336,7 @@ def _constrained_with_visible_claims(assignor: str):
         versions=st.sampled_from((3, 2)),
         max_stale=1,
     )
-    if assignor == "cooperative-sticky":
-        knobs["protocols"] = st.just("cooperative")
-    return ordinary_groups(assignor, **knobs)
+    return _claims_visible(assignor, **knobs)
 
 
 @pytest.mark.parametrize("assignor", STICKY)
