@@ -38,9 +38,10 @@ import pytest
 from stickyproof.assignors.registry import get_assignor
 from stickyproof.errors import AssignorFailure
 from stickyproof.leader import build_group, lead, subscription_bytes
-from stickyproof.model import Scenario, TopicPartition, scenario_from_dict, scenario_to_dict
+from stickyproof.model import Scenario, TopicPartition, scenario_to_dict
 from stickyproof.scenarios.sampler import sample
 
+from .builders import group
 from .checks import validity
 from .test_kafka_cases import load_case
 
@@ -327,8 +328,7 @@ def test_kafka_java_hello_names_each_assignor(java):
 
 
 def test_kafka_java_reports_a_subscription_it_cannot_decode_as_kafkas_exception(java):
-    scenario = scenario_from_dict({"format": "stickyproof.scenario/1", "topics": {"t": 2},
-                                   "members": [{"id": "a", "topics": ["t"]}]})
+    scenario = group({"t": 2}, [{"id": "a", "topics": ["t"]}])
     req = request(scenario, "range")
     req["subscriptions"]["a"] = base64.b64encode(b"\x00\x03\x00").decode()
     answer = java("range").call(req)
