@@ -18,15 +18,11 @@ from stickyproof.assignors.ownership import resolve_prior_owners
 from stickyproof.assignors.reference.constrained import constrained_reference
 from stickyproof.assignors.releases import COOPERATIVE_STICKY, COOPERATIVE_STICKY_3_5_1, STICKY, Release
 from stickyproof.assignors.sticky import assign_cooperative_sticky, assign_sticky, build_sticky_input
-from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
+from stickyproof.assignors.sticky_types import StickyInput
 from stickyproof.errors import AssignorFailure
 from stickyproof.javaorder import hashmap_order
 
-from .test_sticky_support import input_of, member, scenario, tps, wire_group
-
-
-def strs(assignment) -> dict[str, list[str]]:
-    return {m: [str(p) for p in v] for m, v in assignment.items()}
+from .builders import group, input_of, member, strs, tps, wire_group
 
 
 def run(inp: StickyInput, *, release: Release = STICKY):
@@ -118,26 +114,35 @@ def test_R19_unfilled_members_sorted_by_member_id_in_java_order():
 
 def test_R20_rack_round_robin_prefers_rack_aligned_members():
     racks = (("r1",), ("r2",), ("r1",), ("r2",))
-    s = scenario(
+    s = group(
         {"t": racks},
-        [member("a", ["t"], rack="r2"), member("b", ["t"], rack="r1")],
+        [member("a").topics("t").rack("r2"), member("b").topics("t").rack("r1")],
+        protocol="cooperative",
     )
     result = assign_sticky(wire_group(s, assignor="sticky"))
     # Each partition goes to the next under-min member on its rack, cursor kept between partitions.
     assert strs(result.assignment) == {"a": ["t-1", "t-3"], "b": ["t-0", "t-2"]}
 
 
-def test_R20_rack_mismatched_owned_partition_is_maybe_revoked_and_transferring():
-    # CooperativeStickyAssignorTest.testUniformSubscriptionTransferOwnershipListIsRight: racks a, b, a, b.
+def _transfer_ownership_list_input() -> StickyInput:
+    """testUniformSubscriptionTransferOwnershipListIsRight's group as the cooperative assignor sees it:
+    topic1's partitions on racks a, b, a, b; c0 (rack a) owns topic1-0, 1 and c1 (rack b) owns 2, 3,
+    so each owns one partition on the other's rack."""
     racks = (("a",), ("b",), ("a",), ("b",))
-    s = scenario(
+    s = group(
         {"topic1": racks},
         [
-            member("c0", ["topic1"], ["topic1-0", "topic1-1"], 1, rack="a"),
-            member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
+            member("c0").topics("topic1").owns("topic1", 0, 1).generation(1).rack("a"),
+            member("c1").topics("topic1").owns("topic1", 2, 3).generation(1).rack("b"),
         ],
+        protocol="cooperative",
     )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+    return build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+
+
+def test_R20_rack_mismatched_owned_partition_is_maybe_revoked_and_transferring():
+    # CooperativeStickyAssignorTest.testUniformSubscriptionTransferOwnershipListIsRight: racks a, b, a, b.
+    inp = _transfer_ownership_list_input()
     assert inp.rack_aware
     result = run(inp)
     assert len(result.partitions_transferring_ownership) == 2
@@ -171,13 +176,14 @@ def _kafka_15170_group():
     free partition; c is aligned with none.
     """
     racks = (("r1", "r2"),) + (("r1",),) * 6
-    return scenario(
+    return group(
         {"t": racks},
         [
-            member("a", ["t"], ["t-0", "t-1"], 1, rack="r1"),
-            member("b", ["t"], ["t-2", "t-3"], 1, rack="r1"),
-            member("c", ["t"], [], 1, rack="r2"),
+            member("a").topics("t").owns("t", 0, 1).generation(1).rack("r1"),
+            member("b").topics("t").owns("t", 2, 3).generation(1).rack("r1"),
+            member("c").topics("t").generation(1).rack("r2"),
         ],
+        protocol="cooperative",
     )
 
 
@@ -230,15 +236,7 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
     # testUniformSubscriptionTransferOwnershipListIsRight under 3.5.1: the rack-mismatched owned
     # partitions move to the other member but were not recorded, so the cooperative assignor
     # handed them over at once while their owner still held them.
-    racks = (("a",), ("b",), ("a",), ("b",))
-    s = scenario(
-        {"topic1": racks},
-        [
-            member("c0", ["topic1"], ["topic1-0", "topic1-1"], 1, rack="a"),
-            member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
-        ],
-    )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+    inp = _transfer_ownership_list_input()
     assert run(inp, release=COOPERATIVE_STICKY_3_5_1).partitions_transferring_ownership == {}
     assert len(run(inp).partitions_transferring_ownership) == 2
 
@@ -249,13 +247,13 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
 
 def test_R48_rack_mode_off_when_every_partition_is_on_every_rack():
     racks = (("a", "b"), ("a", "b"))
-    s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
+    s = group({"t": racks}, [member("x").topics("t").rack("a"), member("y").topics("t").rack("b")], protocol="cooperative")
     assert not build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
 def test_R48_rack_mode_on_when_a_partition_misses_a_rack():
     racks = (("a",), ("a", "b"))
-    s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
+    s = group({"t": racks}, [member("x").topics("t").rack("a"), member("y").topics("t").rack("b")], protocol="cooperative")
     assert build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
@@ -264,9 +262,14 @@ def test_R48_member_without_rack_never_mismatches_owned_partitions():
     # z (no rack) keeps t-0 although t-0 is on rack a. The rack round robin gives t-1 to y (rack b):
     # transferring, so withheld this round while x revokes it.
     racks = (("a",), ("b",))
-    s = scenario(
+    s = group(
         {"t": racks},
-        [member("x", ["t"], ["t-1"], 1, rack="a"), member("y", ["t"], [], 1, rack="b"), member("z", ["t"], ["t-0"], 1)],
+        [
+            member("x").topics("t").owns("t", 1).generation(1).rack("a"),
+            member("y").topics("t").generation(1).rack("b"),
+            member("z").topics("t").owns("t", 0).generation(1),
+        ],
+        protocol="cooperative",
     )
     result = assign_cooperative_sticky(wire_group(s, assignor="cooperative-sticky"))
     assert strs(result.assignment) == {"x": [], "y": [], "z": ["t-0"]}
@@ -306,7 +309,7 @@ def test_K1_merge_desynchronised_at_the_first_partition_throws():
 def test_K2_member_with_empty_subscription_iterating_first_gets_partitions():
     ids = hashmap_order(["a", "b", "c"])
     assert ids[0] == "a"
-    s = scenario({"t": 3}, [member("a", []), member("b", ["t"]), member("c", ["t"])], protocol="eager")
+    s = group({"t": 3}, [member("a"), member("b").topics("t"), member("c").topics("t")], protocol="eager")
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert len(result.assignment["a"]) == 1
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from stickyproof.errors import InvalidScenario, SolverError
-from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
 from stickyproof.oracle.aggregate import aggregate
 from stickyproof.oracle.flow import (
     FlowLayout,
@@ -28,14 +28,9 @@ from stickyproof.oracle.flow import (
 )
 
 from .brute import brute_optimum, evaluate_choice
+from .builders import group
 
 TP = TopicPartition
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def hetero(seed: int = 3, members: int = 12, topics: int = 6) -> Scenario:

@@ -10,9 +10,7 @@ import random
 
 from hypothesis import given, settings
 
-from .brute import simple_retainable
-from .oracle_groups import small_groups
-from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
 from stickyproof.oracle.aggregate import cooperative_round
 from stickyproof.oracle.claims import (
     assignable_partitions,
@@ -24,13 +22,11 @@ from stickyproof.oracle.claims import (
 )
 from stickyproof.oracle.flow import solve_flow
 
+from .brute import simple_retainable
+from .builders import group
+from .oracle_groups import small_groups
+
 TP = TopicPartition
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def test_d1_only_existing_partitions_of_subscribed_topics_are_assigned():

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from stickyproof.errors import InvalidScenario
-from stickyproof.model import Assignment, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, TopicPartition
 from stickyproof.oracle import flow as flow_module
 from stickyproof.oracle import optimal as optimal_module
 from stickyproof.oracle.aggregate import aggregate
@@ -23,16 +23,11 @@ from stickyproof.oracle.optimal import solve_cpsat
 from stickyproof.oracle.windows import load_windows
 
 from .brute import admissible, brute_optimum, enumerate_assignments, evaluate_choice, problem
+from .builders import group
 from .oracle_groups import small_groups
 
 TP = TopicPartition
 MODES = ("global", "uniform", "kafka")
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def owner_map(assignment: Assignment) -> dict[TopicPartition, str]:

@@ -12,7 +12,7 @@ from stickyproof.assignors.releases import STICKY, get_release
 from stickyproof.assignors.sticky_types import PriorOwners, StickyInput
 from stickyproof.model import TopicPartition
 
-from .test_sticky_support import input_of, tps
+from .builders import input_of, literal_prior_owners, tps
 
 
 def kept(prior: PriorOwners) -> dict[str, list[str]]:
@@ -149,35 +149,10 @@ def test_variant_3_5_1_owner_map_overwrite_lets_two_members_keep_a_partition():
 
 
 def literal_resolution(inp: StickyInput) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition]]:
-    """``allSubscriptionsEqual``'s ownership loop, claim by claim, as Kafka writes it."""
-    owned: dict[str, list[TopicPartition]] = {}
-    owner: dict[TopicPartition, str] = {}
-    dup: set[TopicPartition] = set()
-    for m in inp.members:
-        data = inp.member_data[m]
-        g = -1 if data.generation is None else data.generation
-        mine: list[TopicPartition] = []
-        owned[m] = mine
-        for tp in data.partitions:
-            if tp.topic not in inp.partitions_per_topic:
-                continue
-            other = owner.get(tp)
-            if other is None:
-                mine.append(tp)
-                owner[tp] = m
-                continue
-            og = inp.wire_generation[other]
-            if g == og:
-                dup.add(tp)
-                if tp in owned[other]:
-                    owned[other].remove(tp)
-                owner[tp] = m
-            elif g > og:
-                mine.append(tp)
-                if tp in owned[other]:
-                    owned[other].remove(tp)
-                owner[tp] = m
-    return owned, dup
+    """``allSubscriptionsEqual``'s ownership loop, claim by claim, as Kafka writes it (builders.literal_prior_owners)."""
+    literal = literal_prior_owners(inp)
+    owned = {m: list(v) for m, v in literal.consumer_to_owned_partitions.items()}
+    return owned, set(literal.partitions_with_multiple_previous_owners)
 
 
 @st.composite

@@ -29,7 +29,7 @@ from stickyproof.errors import (
     UnknownAssignor,
 )
 from stickyproof.grading import Limits, grade_assignor
-from stickyproof.model import Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Topic, TopicPartition
 from stickyproof.peers import resolve
 from stickyproof.peers.exec import STDERR_LINES, ExecAssignorFn, exec_assignor
 from stickyproof.peers.protocol import (
@@ -40,6 +40,8 @@ from stickyproof.peers.protocol import (
     request_document,
 )
 from stickyproof.wire import decode_subscription
+
+from .builders import group, member
 
 CHILD = str(Path(__file__).with_name("peer_children.py"))
 
@@ -347,8 +349,7 @@ def test_wire_requests_carry_each_members_subscription_bytes(peer, tmp_path):
 
 
 def test_a_hostile_child_is_graded_not_crashed_on(peer, tmp_path):
-    scenario = scenario_from_dict({"format": "stickyproof.scenario/1", "topics": {"t": 4},
-                                   "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}]})
+    scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
     crash = grade_assignor(scenario, peer("segv"))
     assert not crash.valid and crash.run_error.kind == "crash" and "SIGSEGV" in crash.run_error.message
     started = time.monotonic()

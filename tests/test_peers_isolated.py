@@ -16,8 +16,10 @@ from stickyproof.assignors.base import COOPERATIVE, EAGER, GroupSubscription, Su
 from stickyproof.assignors.registry import get_assignor, group_to_dict
 from stickyproof.errors import AssignorCrash, AssignorFailure, AssignorTimeLimit, UnknownAssignor
 from stickyproof.grading import Limits, grade_assignor
-from stickyproof.model import Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Topic, TopicPartition
 from stickyproof.peers import isolated_user_assignor
+
+from .builders import group, member
 
 MODULE = "tests.isolated_assignors"
 
@@ -169,8 +171,7 @@ def test_the_current_directory_is_importable(tmp_path, monkeypatch):
 
 
 def test_hostile_user_assignors_are_graded_not_crashed_on(isolated):
-    scenario = scenario_from_dict({"format": "stickyproof.scenario/1", "topics": {"t": 4},
-                                   "members": [{"id": f"c{i}", "topics": ["t"]} for i in range(3)]})
+    scenario = group({"t": 4}, [member(f"c{i}").topics("t") for i in range(3)])
     for name, kind in (("exits_on_large_groups", "crash"), ("segfaults", "crash"), ("raises", "error")):
         grade = grade_assignor(scenario, isolated(name))
         assert not grade.valid and grade.run_error.kind == kind, name

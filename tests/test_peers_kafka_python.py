@@ -11,20 +11,18 @@ from stickyproof.assignors.base import COOPERATIVE, EAGER
 from stickyproof.errors import AssignorFailure, DecodeError, UnknownAssignor
 from stickyproof.grading import grade_assignor
 from stickyproof.leader import lead
-from stickyproof.model import TopicPartition, scenario_from_dict
+from stickyproof.model import TopicPartition
 from stickyproof.peers import kafka_python as adapter
 from stickyproof.peers import resolve
+
+from .builders import group
 
 if adapter.kafka_python_version() is None:
     pytest.skip(f"kafka-python is not installed: {adapter.INSTALL}", allow_module_level=True)
 
 
-def scenario(topics, members, protocol=EAGER):
-    return scenario_from_dict({"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members})
-
-
-UNIFORM = scenario({"t": 6, "u": 3}, [{"id": f"c{i}", "topics": ["t", "u"]} for i in range(3)])
-HETEROGENEOUS = scenario({"t": 4, "u": 2}, [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t", "u"]}])
+UNIFORM = group({"t": 6, "u": 3}, [{"id": f"c{i}", "topics": ["t", "u"]} for i in range(3)])
+HETEROGENEOUS = group({"t": 4, "u": 2}, [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t", "u"]}])
 # Round 2 of a sticky group: c0 and c1 own what a balanced round 1 gave them; c2 is new.
 REJOIN = [
     {"id": "c0", "topics": ["t"], "owned": {"t": [0, 1, 2]}, "generation": 4},
@@ -57,16 +55,16 @@ def grade_loads(name):
 def test_sticky_sees_its_history_through_its_own_user_data(direct):
     # Wire mode: the leader hands over Java's user data, the adapter writes kafka-python's own from it;
     # direct mode: the scenario's owned partitions. Either way kafka-python's sticky keeps 4 of 6.
-    grade = grade_assignor(scenario({"t": 6}, REJOIN), resolve("kafka-python:sticky"), direct=direct)
+    grade = grade_assignor(group({"t": 6}, REJOIN), resolve("kafka-python:sticky"), direct=direct)
     assert grade.valid and grade.kept == grade.optimal_kept == 4
 
 
 def test_cooperative_sticky_withholds_what_changes_owner_and_keeps_the_rest():
-    group = scenario({"t": 6}, REJOIN, COOPERATIVE)
-    result = lead(group, resolve("kafka-python:cooperative-sticky"))
+    rejoined = group({"t": 6}, REJOIN, COOPERATIVE)
+    result = lead(rejoined, resolve("kafka-python:cooperative-sticky"))
     assert result.assignment.loads() == {"c0": 2, "c1": 2, "c2": 0}
     assert sum(len(v) for v in result.assignment.revoking.values()) == 2
-    grade = grade_assignor(group, resolve("kafka-python:cooperative-sticky"))
+    grade = grade_assignor(rejoined, resolve("kafka-python:cooperative-sticky"))
     assert grade.valid and grade.run_error is None and grade.kept == grade.optimal_kept
 
 
@@ -122,7 +120,7 @@ def test_names_and_installs_are_checked(monkeypatch):
 
 def test_java_members_mode_decodes_the_java_bytes_and_grades_what_kafka_python_cannot_read():
     # kafka-python:NAME+java: a kafka-python leader handed the bytes Java members send (raw wire mode).
-    fresh = scenario({"t": 6}, [{"id": f"c{i}", "topics": ["t"]} for i in range(3)])
+    fresh = group({"t": 6}, [{"id": f"c{i}", "topics": ["t"]} for i in range(3)])
     for name in ("range", "roundrobin"):
         grade = grade_assignor(fresh, resolve(f"kafka-python:{name}+java"))
         assert grade.valid and grade.run_error is None, (name, grade.error)
@@ -133,7 +131,7 @@ def test_java_members_mode_decodes_the_java_bytes_and_grades_what_kafka_python_c
     assert "Could not parse member data" in str(grade.violations[0].witness)
     # With history, Java's KIP-341 user data is unreadable to kafka-python (pinned in
     # tests/regressions/peers/kafka-python-sticky-leader-cannot-read-java-members-user-data.json).
-    grade = grade_assignor(scenario({"t": 6}, REJOIN), resolve("kafka-python:sticky+java"))
+    grade = grade_assignor(group({"t": 6}, REJOIN), resolve("kafka-python:sticky+java"))
     assert grade.run_error is not None and grade.run_error.kafka_exception == "ValueError"
     assert "Could not parse member data" in grade.run_error.message
-    assert grade_assignor(scenario({"t": 6}, REJOIN), resolve("kafka-python:range+java")).valid
+    assert grade_assignor(group({"t": 6}, REJOIN), resolve("kafka-python:range+java")).valid

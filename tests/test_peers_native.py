@@ -38,8 +38,12 @@ import pytest
 from stickyproof.assignors.registry import get_assignor
 from stickyproof.errors import AssignorFailure
 from stickyproof.leader import build_group, lead, subscription_bytes
-from stickyproof.model import Scenario, TopicPartition, scenario_from_dict, scenario_to_dict
+from stickyproof.model import Scenario, TopicPartition, scenario_to_dict
 from stickyproof.scenarios.sampler import sample
+
+from .builders import group
+from .checks import validity
+from .test_kafka_cases import load_case
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = Path(os.environ.get("STICKYPROOF_PEERS_DIR") or ROOT / ".peers")
@@ -290,11 +294,10 @@ def kafka_cases() -> list[tuple[str, Scenario, dict[str, Any]]]:
     expectation (``assignment``, ``lists`` or ``error``) are checked against it as well."""
     out = []
     for path in sorted(CASES.glob("*.json")):
-        doc = json.loads(path.read_text())
-        expect = doc.pop("expect")
+        scenario, expect = load_case(path)
         if expect["assignor"] not in EAGER_NAMES or expect.get("direct"):
             continue
-        out.append((path.stem, scenario_from_dict(doc), expect))
+        out.append((path.stem, scenario, expect))
     return out
 
 
@@ -325,8 +328,7 @@ def test_kafka_java_hello_names_each_assignor(java):
 
 
 def test_kafka_java_reports_a_subscription_it_cannot_decode_as_kafkas_exception(java):
-    scenario = scenario_from_dict({"format": "stickyproof.scenario/1", "topics": {"t": 2},
-                                   "members": [{"id": "a", "topics": ["t"]}]})
+    scenario = group({"t": 2}, [{"id": "a", "topics": ["t"]}])
     req = request(scenario, "range")
     req["subscriptions"]["a"] = base64.b64encode(b"\x00\x03\x00").decode()
     answer = java("range").call(req)
@@ -385,20 +387,7 @@ def test_kafka_java_equals_stickyproof_on_random_groups(java):
 
 def _valid(scenario: Scenario, outcome: Outcome) -> list[str]:
     """Only existing partitions, each at most once, to a member of the group."""
-    counts = scenario.partition_counts
-    members = {m.id for m in scenario.members}
-    seen: set[TopicPartition] = set()
-    problems = []
-    for member, tps in (outcome.sets() or {}).items():
-        if member not in members:
-            problems.append(f"unknown member {member}")
-        for tp in tps:
-            if tp.partition >= counts.get(tp.topic, 0):
-                problems.append(f"{tp} does not exist")
-            if tp in seen:
-                problems.append(f"{tp} twice")
-            seen.add(tp)
-    return problems
+    return validity(scenario, outcome.sets() or {}, only=("unknown-member", "nonexistent", "duplicate"))
 
 
 def test_franz_go_hello(franz):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import sys
-import textwrap
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,8 @@ from stickyproof.cli import main
 from stickyproof.errors import AssignorFailure, InvalidScenario, UnknownAssignor
 from stickyproof.model import Member, Topic, TopicPartition
 from stickyproof.wire import encode_cooperative_user_data, encode_sticky_user_data
+
+from .builders import importable_module
 
 PACKAGE = Path(stickyproof.__file__).parent
 
@@ -45,60 +45,56 @@ def small_group(protocol: str = "eager") -> GroupSubscription:
     )
 
 
+USER_ASSIGNORS = '''
+"""User assignors for the registry tests."""
+seen = []
+
+def everything_to_first(group):
+    """Give every partition to the first member."""
+    seen.append(group)
+    first = group["members"][0]["id"]
+    return {first: {t: list(range(n if isinstance(n, int) else n["partitions"])) for t, n in group["topics"].items()}}
+
+def full_document(group):
+    return {"format": "stickyproof.assignment/1",
+            "assignment": {m["id"]: {} for m in group["members"]},
+            "revoking": {"a": {"t": [0]}}}
+
+def bad_partition(group):
+    return {"a": {"t": [0, -1]}}
+
+def unknown_member(group):
+    return {"zed": {"t": [0]}}
+
+def not_a_mapping(group):
+    return [1, 2]
+
+def raises(group):
+    raise ZeroDivisionError("boom")
+
+def cooperative(group):
+    return {}
+cooperative.supported_protocols = ("eager", "cooperative")
+cooperative.assignor_name = "my-cooperative"
+
+def bad_protocols(group):
+    return {}
+bad_protocols.supported_protocols = "cooperative"
+
+class Holder:
+    @staticmethod
+    def nested(group):
+        return {}
+
+NOT_CALLABLE = 3
+'''
+
+
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """Write a module of user assignors under a unique name and make it importable."""
-    name = f"user_assignors_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(
-        textwrap.dedent(
-            '''
-            """User assignors for the registry tests."""
-            seen = []
-
-            def everything_to_first(group):
-                """Give every partition to the first member."""
-                seen.append(group)
-                first = group["members"][0]["id"]
-                return {first: {t: list(range(n if isinstance(n, int) else n["partitions"])) for t, n in group["topics"].items()}}
-
-            def full_document(group):
-                return {"format": "stickyproof.assignment/1",
-                        "assignment": {m["id"]: {} for m in group["members"]},
-                        "revoking": {"a": {"t": [0]}}}
-
-            def bad_partition(group):
-                return {"a": {"t": [0, -1]}}
-
-            def unknown_member(group):
-                return {"zed": {"t": [0]}}
-
-            def not_a_mapping(group):
-                return [1, 2]
-
-            def raises(group):
-                raise ZeroDivisionError("boom")
-
-            def cooperative(group):
-                return {}
-            cooperative.supported_protocols = ("eager", "cooperative")
-            cooperative.assignor_name = "my-cooperative"
-
-            def bad_protocols(group):
-                return {}
-            bad_protocols.supported_protocols = "cooperative"
-
-            class Holder:
-                @staticmethod
-                def nested(group):
-                    return {}
-
-            NOT_CALLABLE = 3
-            '''
-        )
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield name
-    sys.modules.pop(name, None)
+    with importable_module(tmp_path, monkeypatch, "user_assignors", USER_ASSIGNORS) as name:
+        yield name
 
 
 def test_builtins_are_listed_in_a_fixed_order_with_kafka_names_and_protocols():

@@ -39,13 +39,27 @@ from stickyproof.javaorder import hashmap_order
 from stickyproof.model import Member, Topic
 from stickyproof.wire import encode_cooperative_user_data, encode_sticky_user_data
 
-from .test_sticky_support import direct_group, input_of, member, scenario, tps, wire_group
+from .builders import direct_group, group, input_of, member, strs, tps, wire_group
+from .checks import verify_validity_and_balance
 
 OWNED = tps("topic1-0", "topic2-1")
 
 
-def strs(assignment) -> dict[str, list[str]]:
-    return {m: [str(p) for p in v] for m, v in assignment.items()}
+# ------------------------------------------------------------------------------------------
+# What the wire hands the sticky assignors (R1-R3, R37)
+
+
+def test_wire_group_carries_owned_only_under_cooperative():
+    s = group({"t": 2}, [member("a").topics("t").owns("t", 0).generation(3)], protocol="eager")
+    assert wire_group(s, assignor="cooperative-sticky").members[0].owned == ()
+    s = group({"t": 2}, [member("a").topics("t").owns("t", 0).generation(3)], protocol="cooperative")
+    assert wire_group(s, assignor="cooperative-sticky").members[0].owned == tps("t-0")
+
+
+def test_wire_group_drops_generation_below_v2():
+    s = group({"t": 2}, [member("a").topics("t").owns("t", 0).generation(3).version(1)], protocol="cooperative")
+    sub = wire_group(s, assignor="cooperative-sticky").members[0]
+    assert sub.generation is None and sub.owned == tps("t-0") and sub.user_data == b"\x00\x00\x00\x03"
 
 
 # ------------------------------------------------------------------------------------------
@@ -115,7 +129,7 @@ def test_R2_before_3_0_cooperative_members_had_no_generation():
 
 
 def test_R3_negative_wire_generation_falls_back_like_absent():
-    s = scenario({"t": 2}, [member("c", ["t"], ["t-0"], -1)])
+    s = group({"t": 2}, [member("c").topics("t").owns("t", 0).generation(-1)], protocol="cooperative")
     sub = wire_group(s, assignor="cooperative-sticky").members[0]
     assert sub.generation is None
     assert member_data(sub, COOPERATIVE_STICKY).generation == -1  # from the user data (R2)
@@ -137,11 +151,11 @@ def test_member_data_over_every_subscription_version():
     # AbstractStickyAssignorTest.testMemberData: V0 (sticky only), V1, V2+ all yield the owned list and generation 1.
     m = Member("c", ("topic",), owned=OWNED, generation=1)
     for version in (0, 1, 3):
-        s = scenario({"topic": 1, "topic1": 1, "topic2": 2}, [Member("c", ("topic",), OWNED, 1, version)], protocol="eager")
+        s = group({"topic": 1, "topic1": 1, "topic2": 2}, [Member("c", ("topic",), OWNED, 1, version)], protocol="eager")
         data = member_data(wire_group(s, assignor="sticky").members[0], STICKY)
         assert data.partitions == OWNED and data.generation == 1
     for version in (1, 3):
-        s = scenario({"topic": 1, "topic1": 1, "topic2": 2}, [Member("c", ("topic",), OWNED, 1, version)])
+        s = group({"topic": 1, "topic1": 1, "topic2": 2}, [Member("c", ("topic",), OWNED, 1, version)], protocol="cooperative")
         data = member_data(wire_group(s, assignor="cooperative-sticky").members[0], COOPERATIVE_STICKY)
         assert data.partitions == OWNED and data.generation == 1
     assert m.owned == OWNED
@@ -174,14 +188,14 @@ def test_unknown_variants_are_rejected():
 
 
 def test_R12_equal_subscriptions_take_the_constrained_path():
-    s = scenario({"t": 3, "u": 1}, [member("a", ["t", "u"]), member("b", ["u", "t"])], protocol="eager")
+    s = group({"t": 3, "u": 1}, [member("a").topics("t", "u"), member("b").topics("u", "t")], protocol="eager")
     inp = build_sticky_input(wire_group(s, assignor="sticky"), STICKY)
     assert all_subscriptions_equal(inp)
     assert sticky_result(inp).partitions_transferring_ownership == {}
 
 
 def test_R12_a_subscription_to_a_missing_topic_makes_members_different():
-    s = scenario({"t": 3}, [member("a", ["t", "ghost"]), member("b", ["t"])], protocol="eager")
+    s = group({"t": 3}, [member("a").topics("t", "ghost"), member("b").topics("t")], protocol="eager")
     inp = build_sticky_input(wire_group(s, assignor="sticky"), STICKY)
     assert not all_subscriptions_equal(inp)
     assert sticky_result(inp).partitions_transferring_ownership is None  # the general path
@@ -209,9 +223,9 @@ def test_R14_empty_group_fails_with_arithmetic_exception():
 
 def test_R26_heterogeneous_subscriptions_reach_the_general_path_with_resolved_claims():
     # AbstractStickyAssignorTest.testMultipleConsumersMixedTopicSubscriptions (exact lists).
-    s = scenario(
+    s = group(
         {"topic1": 3, "topic2": 2},
-        [member("consumer1", ["topic1"]), member("consumer2", ["topic1", "topic2"]), member("consumer3", ["topic1"])],
+        [member("consumer1").topics("topic1"), member("consumer2").topics("topic1", "topic2"), member("consumer3").topics("topic1")],
         protocol="eager",
     )
     result = assign_sticky(wire_group(s, assignor="sticky"))
@@ -230,18 +244,19 @@ def test_R27_max_generation_reaches_the_general_path():
 
 
 def test_R28_claims_on_unsubscribed_topics_survive_resolution_for_the_general_path_to_revoke():
-    s = scenario(
+    s = group(
         {"t": 2, "u": 2},
-        [member("a", ["t"], ["t-0", "u-0"], 1), member("b", ["t", "u"], ["u-1"], 1)],
+        [member("a").topics("t").owns("t", 0).owns("u", 0).generation(1), member("b").topics("t", "u").owns("u", 1).generation(1)],
+        protocol="cooperative",
     )
-    group = wire_group(s, assignor="cooperative-sticky")
-    result = assign_cooperative_sticky(group)
+    wired = wire_group(s, assignor="cooperative-sticky")
+    result = assign_cooperative_sticky(wired)
     assert "u-0" not in strs(result.assignment)["a"]
     assert not any(p.topic == "u" for p in result.assignment["a"])
 
 
 def test_R29_initial_fill_gives_each_new_partition_to_the_least_loaded_subscriber():
-    s = scenario({"x": 1, "y": 4}, [member("a", ["x", "y"]), member("b", ["y"])], protocol="eager")
+    s = group({"x": 1, "y": 4}, [member("a").topics("x", "y"), member("b").topics("y")], protocol="eager")
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert sorted(len(v) for v in result.assignment.values()) == [2, 3]
     assert [str(p) for p in result.assignment["a"]].count("x-0") == 1
@@ -250,9 +265,9 @@ def test_R29_initial_fill_gives_each_new_partition_to_the_least_loaded_subscribe
 def test_R30_no_partition_could_move_to_a_member_two_below_its_holder():
     # isBalanced after KAFKA-15106: for each member that could hold more, no partition of its topics
     # sits with a member holding at least 2 more.
-    s = scenario(
+    s = group(
         {"a": 5, "b": 2, "c": 3},
-        [member("m1", ["a", "b"]), member("m2", ["a"]), member("m3", ["b", "c"]), member("m4", ["c"])],
+        [member("m1").topics("a", "b"), member("m2").topics("a"), member("m3").topics("b", "c"), member("m4").topics("c")],
         protocol="eager",
     )
     result = assign_sticky(wire_group(s, assignor="sticky")).assignment
@@ -265,7 +280,7 @@ def test_R30_no_partition_could_move_to_a_member_two_below_its_holder():
 
 
 def test_R31_sole_subscribers_keep_their_topics():
-    s = scenario({"solo": 3, "shared": 3}, [member("a", ["solo", "shared"]), member("b", ["shared"])], protocol="eager")
+    s = group({"solo": 3, "shared": 3}, [member("a").topics("solo", "shared"), member("b").topics("shared")], protocol="eager")
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert {p.topic for p in result.assignment["b"]} == {"shared"}
     assert sorted(str(p) for p in result.assignment["a"] if p.topic == "solo") == ["solo-0", "solo-1", "solo-2"]
@@ -273,17 +288,20 @@ def test_R31_sole_subscribers_keep_their_topics():
 
 def test_R32_general_path_result_is_balanced_in_kafkas_sense():
     # AbstractStickyAssignorTest.testMoveExistingAssignments: valid and balanced (R33).
-    s = scenario(
+    s = group(
         {f"topic{i}": 1 for i in range(1, 7)},
         [
-            member("consumer1", ["topic1", "topic2"], ["topic1-0"], 1),
-            member("consumer2", ["topic1", "topic2", "topic3", "topic4"], ["topic2-0", "topic3-0"], 1),
-            member("consumer3", ["topic2", "topic3", "topic4", "topic5", "topic6"], ["topic4-0", "topic5-0", "topic6-0"], 1),
+            member("consumer1").topics("topic1", "topic2").owns("topic1", 0).generation(1),
+            member("consumer2").topics("topic1", "topic2", "topic3", "topic4").owns("topic2", 0).owns("topic3", 0).generation(1),
+            member("consumer3")
+            .topics("topic2", "topic3", "topic4", "topic5", "topic6")
+            .owns("topic4", 0)
+            .owns("topic5", 0)
+            .owns("topic6", 0)
+            .generation(1),
         ],
         protocol="eager",
     )
-    from .test_kafka_cases import verify_validity_and_balance
-
     result = assign_sticky(wire_group(s, assignor="sticky"))
     # consumer1 (1) and consumer3 (3) differ by two but share no subscribable topic: balanced in R33's sense.
     assert verify_validity_and_balance(s, result) == []
@@ -291,9 +309,11 @@ def test_R32_general_path_result_is_balanced_in_kafkas_sense():
 
 
 def test_R33_kafka_balance_notion_holds_after_a_member_leaves():
-    from .test_kafka_cases import verify_validity_and_balance
-
-    s = scenario({f"t{i}": i for i in range(1, 8)}, [member(f"c{i}", [f"t{j}" for j in range(1, i + 1)]) for i in range(1, 8)], protocol="eager")
+    s = group(
+        {f"t{i}": i for i in range(1, 8)},
+        [member(f"c{i}").topics(*[f"t{j}" for j in range(1, i + 1)]) for i in range(1, 8)],
+        protocol="eager",
+    )
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert verify_validity_and_balance(s, result) == []
 
@@ -316,9 +336,10 @@ def test_partitions_per_topic_keeps_subscribed_existing_non_empty_topics():
 
 
 def test_R23_result_does_not_depend_on_join_order_beyond_the_hashmap():
-    s = scenario(
+    s = group(
         {"t": 11, "u": 4},
-        [member(f"m{i}", ["t", "u"], [f"t-{j}" for j in range(i, 11, 4)], 1 + i % 2) for i in range(5)],
+        [member(f"m{i}").topics("t", "u").owns("t", *range(i, 11, 4)).generation(1 + i % 2) for i in range(5)],
+        protocol="cooperative",
     )
     base = assign_cooperative_sticky(direct_group(s))
     for seed in range(4):
