@@ -18,6 +18,8 @@ import pytest
 from stickyproof.errors import StickyproofError
 from stickyproof.model import assignment_from_dict, assignment_to_dict, parse_json, scenario_from_dict
 
+from .checks import kept_claims
+
 REGRESSIONS = Path(__file__).parent / "regressions"
 FILES = sorted(REGRESSIONS.glob("*.json"))
 OUTCOME_KEYS = {
@@ -27,8 +29,8 @@ OUTCOME_KEYS = {
 OUTCOMES = ("error", "kafka_exception", "check", "grade", "assignment", "nondeterministic", "kept_below")
 #: Runs of one group for the repeated outcomes (an assignor whose answer depends on chance: peers).
 REPEATS = 50
-# Keys other test modules read (tests/test_general.py: "reverted"), and documentation keys.
-EXTRA_KEYS = {"kafka_rules", "reverted"}
+# Documentation keys.
+EXTRA_KEYS = {"kafka_rules"}
 EXPECT_KEYS = {"assignor", "mechanism", "direct"} | OUTCOME_KEYS | EXTRA_KEYS
 PENDING_MODULES = {"stickyproof.leader", "stickyproof.oracle.invariants", "stickyproof.oracle.grade"}
 
@@ -179,10 +181,7 @@ def _repeated(leader, scenario, assignor, direct: bool, outcome: dict[str, Any])
         if len(answers) < 2:
             problems.append(f"nondeterministic: expected two answers or more in {REPEATS} runs, got one")
     if "kept_below" in outcome:
-        counts = scenario.partition_counts
-        claims = {m.id: {tp for tp in m.owned if tp.topic in m.topics and tp.partition < counts.get(tp.topic, 0)}
-                  for m in scenario.members}
-        kept = [sum(len(set(tps) & claims.get(m, set())) for m, tps in a.assignment.items()) for a in runs]
+        kept = [kept_claims(scenario, a) for a in runs]
         if min(kept) >= outcome["kept_below"]:
             problems.append(f"kept_below: expected a run keeping fewer than {outcome['kept_below']}, kept {sorted(set(kept))}")
     return problems
