@@ -393,7 +393,12 @@ def test_grade_group_samples_once_and_grades_each_assignor_through_the_leader(mo
         assert assignment == lead(scenario, assignor).assignment
         assert view == decoded_view(scenario, assignor)
         calls.append((assignor, time_limit))
-        return FakeGrade(violations=[("unstable", {"member": "c0"})], valid=False)
+        from stickyproof.oracle.grade import Grade
+        from stickyproof.oracle.invariants import Violation
+
+        return Grade(assignor=assignor, valid=False, violations=(Violation("unstable", {"member": "c0"}),), balanced={},
+                     kept=3, optimal_kept=None, optimal_kept_global=4, proven=False, stickiness=None, moved=1,
+                     assign_seconds=0.001, solve_seconds=0.002)
 
     import stickyproof.grading
 
