@@ -97,6 +97,112 @@ class _Reader:
         return out
 
 
+# Per (field tuple, version): which fields the version has, each one's nullability, and the names.
+# Keyed by id() and holding the tuple itself, so an id is never reused while its entry lives. A
+# million-partition group has hundreds of thousands of per-topic structs, and asking a
+# VersionRange for each of them was most of the codec's time.
+_PLANS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], tuple[tuple[FieldSpec, bool, bool], ...], frozenset[str]]] = {}
+_MIN_SIZES: dict[tuple[int, int], tuple[FieldSpec, int]] = {}
+
+
+def _plan(fields: tuple[FieldSpec, ...], version: int) -> tuple[tuple[FieldSpec, bool, bool], ...]:
+    key = (id(fields), version)
+    plan = _PLANS.get(key)
+    if plan is None or plan[0] is not fields:
+        plan = (fields, tuple((f, version in f.versions, f.nullable_in(version)) for f in fields), frozenset(f.name for f in fields))
+        _PLANS[key] = plan
+    return plan[1]
+
+
+def _known(fields: tuple[FieldSpec, ...], version: int) -> frozenset[str]:
+    _plan(fields, version)
+    return _PLANS[(id(fields), version)][2]
+
+
+def _array_min_size(f: FieldSpec, version: int) -> int:
+    key = (id(f), version)
+    cached = _MIN_SIZES.get(key)
+    if cached is None or cached[0] is not f:
+        cached = (f, _min_size(f.element_type, f.fields, version))
+        _MIN_SIZES[key] = cached
+    return cached[1]
+
+
+_PAIRS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], Any]] = {}
+
+
+def _pair_shape(fields: tuple[FieldSpec, ...], version: int) -> Any:
+    """For a struct that is, at ``version``, exactly a non-nullable string and a non-nullable array of
+    fixed-width integers (a topic and its partitions): (string first?, names, element struct, bounds); else None.
+
+    Arrays of such structs (owned, assigned and previously assigned partitions) are read and written
+    element by element without the generic interpreter; any element the shortcut cannot take as is
+    (a wrong type, a bad length, short data) goes through the generic path, which gives the exact error.
+    """
+    key = (id(fields), version)
+    cached = _PAIRS.get(key)
+    if cached is not None and cached[0] is fields:
+        return cached[1]
+    shape = None
+    plan = _plan(fields, version)
+    if len(plan) == 2 and all(present and not nullable for _, present, nullable in plan):
+        (a, _, _), (b, _, _) = plan
+        for string, array, first in ((a, b, True), (b, a, False)):
+            if string.type == "string" and array.is_array and not array.fields and array.element_type in _STRUCTS:
+                element = array.element_type
+                shape = (first, string.name, array.name, _STRUCTS[element], _RANGES[element])
+    _PAIRS[key] = (fields, shape)
+    return shape
+
+
+def _read_pair(r: "_Reader", shape: Any) -> dict[str, Any] | None:
+    first, sname, aname, s, _ = shape
+    data, pos, end = r.data, r.pos, len(r.data)
+    if pos + 2 > end:
+        return None
+    (length,) = _INT16.unpack_from(data, pos)
+    pos += 2
+    if length < 0 or pos + length > end:
+        return None
+    try:
+        name = data[pos : pos + length].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pos += length
+    if pos + 4 > end:
+        return None
+    (count,) = _INT32.unpack_from(data, pos)
+    pos += 4
+    if count < 0 or pos + count * s.size > end:
+        return None
+    values = list(struct.unpack_from(f">{count}{s.format[-1]}", data, pos)) if count else []
+    r.pos = pos + count * s.size
+    return {sname: name, aname: values} if first else {aname: values, sname: name}
+
+
+def _write_pair(out: bytearray, shape: Any, item: Any) -> bool:
+    """Write ``item`` by the shortcut, or return False having written nothing."""
+    _, sname, aname, s, (lo, hi) = shape
+    if type(item) is not dict or len(item) != 2:
+        return False
+    name, values = item.get(sname), item.get(aname)
+    if type(name) is not str or type(values) is not list:
+        return False
+    try:
+        raw = name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if len(raw) > STRING_MAX_BYTES:
+        return False
+    if values and (set(map(type, values)) != {int} or min(values) < lo or max(values) > hi):
+        return False
+    # the fields in spec order: the shape knows which comes first
+    head = _INT16.pack(len(raw)) + raw
+    tail = _INT32.pack(len(values)) + (struct.pack(f">{len(values)}{s.format[-1]}", *values) if values else b"")
+    out += head + tail if shape[0] else tail + head
+    return True
+
+
 def _min_size(f_type: str, fields: tuple[FieldSpec, ...], version: int) -> int:
     """Fewest bytes one value of this type can take at ``version`` (used to bound array counts)."""
     if f_type in PRIMITIVES:
@@ -134,14 +240,14 @@ def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
         ) from None
 
 
-def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
+def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: bool | None = None) -> Any:
     ftype = f.type
     if ftype in _STRUCTS:
         return r.fixed(_STRUCTS[ftype], path, ftype)
     if ftype == "string":
-        return _read_string(r, path, f.nullable_in(version))
+        return _read_string(r, path, f.nullable_in(version) if nullable is None else nullable)
     start = r.pos
-    length = r.fixed(_INT32, path, f"{'array count' if f.is_array else 'bytes length'} (int32)")
+    length = r.fixed(_INT32, path, "bytes length (int32)" if ftype == "bytes" else "array count (int32)")
     if length < 0:
         _check_nullable(r, f, version, length, path, start)
         return None
@@ -150,7 +256,7 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         return r.take(length)
     # An array: bound the count by what the remaining bytes can possibly hold before building anything.
     element = f.element_type
-    min_size = _min_size(element, f.fields, version)
+    min_size = _array_min_size(f, version)
     if element in _STRUCTS and length * min_size > r.remaining:
         # Fixed-width elements: the first one that does not fit is known exactly.
         missing = r.remaining // min_size
@@ -168,15 +274,18 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         )
     out: list[Any] = []
     if f.is_struct_array:
+        shape = _pair_shape(f.fields, version)
         for i in range(length):
-            out.append(_read_fields(r, f.fields, version, f"{path}[{i}]."))
+            value = _read_pair(r, shape) if shape is not None else None
+            out.append(value if value is not None else _read_fields(r, f.fields, version, f"{path}[{i}]."))
     elif element == "string":
         for i in range(length):
             out.append(_read_string(r, f"{path}[{i}]", False))
     else:
+        # Fixed-width elements, all known to fit (checked above): one unpack instead of one per element.
         s = _STRUCTS[element]
-        for i in range(length):
-            out.append(r.fixed(s, f"{path}[{i}]", element))
+        out = list(struct.unpack_from(f">{length}{s.format[-1]}", r.data, r.pos))
+        r.pos += length * s.size
     return out
 
 
@@ -187,9 +296,9 @@ def _default_value(f: FieldSpec) -> Any:
 
 def _read_fields(r: _Reader, fields: tuple[FieldSpec, ...], version: int, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for f in fields:
-        if version in f.versions:
-            out[f.name] = _read_value(r, f, version, prefix + f.name)
+    for f, present, nullable in _plan(fields, version):
+        if present:
+            out[f.name] = _read_value(r, f, version, prefix + f.name, nullable)
         else:
             out[f.name] = _default_value(f)
     return out
@@ -275,9 +384,12 @@ def _write_string(out: bytearray, spec: MessageSpec, value: Any, nullable: bool,
     out += raw
 
 
-def _write_value(out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, version: int, path: str) -> None:
+def _write_value(
+    out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, version: int, path: str, nullable: bool | None = None
+) -> None:
     ftype = f.type
-    nullable = f.nullable_in(version)
+    if nullable is None:
+        nullable = f.nullable_in(version)
     if ftype in _STRUCTS:
         _write_int(out, spec, ftype, value, path)
         return
@@ -298,13 +410,28 @@ def _write_value(out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, ve
         out += _INT32.pack(len(raw))
         out += raw
         return
-    if isinstance(value, (str, bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
+    if type(value) is list:
+        items = value
+    elif isinstance(value, (str, bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
         raise _fail(spec, path, f"expected an array, got {type(value).__name__}")
-    items = list(value)
+    else:
+        items = list(value)
     if len(items) > INT32_MAX:
         raise _fail(spec, path, f"{len(items)} elements exceed the int32 count limit")
     out += _INT32.pack(len(items))
     element = f.element_type
+    if element in _STRUCTS and items and set(map(type, items)) == {int}:
+        # Plain ints (no bools) all in range: one pack for the whole array, bytes as per element.
+        lo, hi = _RANGES[element]
+        if lo <= min(items) and max(items) <= hi:
+            out += struct.pack(f">{len(items)}{_STRUCTS[element].format[-1]}", *items)
+            return
+    if f.is_struct_array:
+        shape = _pair_shape(f.fields, version)
+        for i, item in enumerate(items):
+            if shape is None or not _write_pair(out, shape, item):
+                _write_fields(out, spec, f.fields, item, version, f"{path}[{i}].")
+        return
     for i, item in enumerate(items):
         ipath = f"{path}[{i}]"
         if f.is_struct_array:
@@ -321,15 +448,15 @@ _MISSING = object()
 def _write_fields(
     out: bytearray, spec: MessageSpec, fields: tuple[FieldSpec, ...], value: Any, version: int, prefix: str
 ) -> None:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _fail(spec, prefix.rstrip(".") or "<root>", f"expected an object of fields, got {type(value).__name__}")
-    known = {f.name for f in fields}
+    known = _known(fields, version)
     for key in value:
         if key not in known:
             raise _fail(spec, prefix + str(key), f"unknown field (known: {', '.join(sorted(known))})")
-    for f in fields:
+    for f, present, nullable in _plan(fields, version):
         v = value.get(f.name, _MISSING)
-        if version not in f.versions:
+        if not present:
             # Kafka's generated writers drop an ignorable field, or one at its default, silently;
             # a non-default value of a non-ignorable field cannot be represented.
             if v is _MISSING or f.ignorable or _is_default(v, f):
@@ -337,7 +464,7 @@ def _write_fields(
             raise _fail(spec, prefix + f.name, f"cannot be written at version {version} (field exists in {_range_text(f)})")
         if v is _MISSING:
             v = f.default
-        _write_value(out, spec, f, v, version, prefix + f.name)
+        _write_value(out, spec, f, v, version, prefix + f.name, nullable)
 
 
 def _is_default(value: Any, f: FieldSpec) -> bool:
