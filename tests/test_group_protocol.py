@@ -211,6 +211,24 @@ def test_assignment_naming_an_unsubscribed_topic_is_refused():
     assert r.ok and all(tp.topic == "t" for tp in final(r)["c3"].owned)
 
 
+def test_refused_assignment_rearms_join_prepare_so_a_cooperative_member_revokes_dropped_topics():
+    # c1 (the leader) drops u while the rebalance c3 started assigns with its old subscription: it
+    # refuses the assignment naming u, and its next JoinGroup must not claim u-0 (joinGroupIfNeeded
+    # sets needsJoinPrepare after onJoinComplete returns, refused or not; R37).
+    s = group([{"id": "c1", "topics": ["t", "u"], "owned": {"t": [0], "u": [0]}, "generation": 1},
+               {"id": "c2", "topics": ["t", "u"], "owned": {"t": [1], "u": [1]}, "generation": 1}],
+              topics={"t": 2, "u": 2}, protocol="cooperative", assignor="cooperative-sticky")
+    sim = Simulation(s, events_from_doc([{"at": 2, "event": "join", "member": "c3", "topics": ["t", "u"]},
+                                         {"at": 4, "event": "subscribe", "member": "c1", "topics": ["t"]}]).events,
+                     record_rebalances=True)
+    r = sim.run()
+    assert any("c1: assignment names u, which it does not subscribe to" in n for n in notes(r))
+    assert len(r.rebalances) >= 2 and r.ok
+    for record in r.rebalances:
+        for m in record.scenario.members:
+            assert {tp.topic for tp in m.owned} <= set(m.topics), (record.number, m)
+
+
 # ------------------------------------------------------------------------------------------
 # Static members (KIP-345) and fail-over
 

@@ -87,6 +87,7 @@ class Coordinator:
     removals: list[tuple[int, str, str]] = field(default_factory=list)  # (tick, member id, reason)
     _ids_used: dict[str, int] = field(default_factory=dict)
     on_change: Callable[[int, str, str], None] | None = None  # membership changes are disturbances (protocol.md §7)
+    on_rebalance: Callable[[int, int, str], None] | None = None  # (tick, rebalance seq, reason): provenance of rebalance records
 
     # --------------------------------------------------------------------------------------
     # Ids and bookkeeping
@@ -125,6 +126,8 @@ class Coordinator:
         self.rebalance_started = t
         self.sync_deadline = None
         self._note(f"rebalance starts ({reason})")
+        if self.on_rebalance is not None:
+            self.on_rebalance(t, self.rebalance_seq, reason)
 
     def _maybe_prepare_rebalance(self, t: int, reason: str) -> None:
         if self.state in (STABLE, COMPLETING, EMPTY):

@@ -72,6 +72,7 @@ class MemberProcess:
     rediscover_until: int = -1
     listener_faults: dict[str, int] = field(default_factory=dict)
     stop_reason: str = ""
+    rejoin_cause: str = ""  # "revocation" while the rejoin R38 asks for is pending: its rebalance is a follow-up
 
     @property
     def name(self) -> str:
@@ -205,6 +206,9 @@ class MemberProcess:
             sim.note(f"{self.name}: assignment names {', '.join(foreign)}, which it does not subscribe to; it rejoins (§0.5)")
             self.state = UNJOINED
             self.rejoin_needed = True
+            # joinGroupIfNeeded re-arms onJoinPrepare once onJoinComplete returns, refused or not, so a
+            # cooperative member revokes the topics it dropped before it rejoins (R37).
+            self.needs_join_prepare = True
             return
         before = set(self.owned)
         failed: set[TopicPartition] = set()
@@ -215,6 +219,7 @@ class MemberProcess:
                 sim.note(f"{self.name}: revokes {_tps(revoked)} and will rejoin (R38)")
                 self._callback(sim, t, "revoked", revoked)
                 self.rejoin_needed = True
+                self.rejoin_cause = "revocation"
         self.memory = tuple(sorted(assigned))
         self.memory_generation = r.generation
         self.memory_epoch = r.epoch
@@ -352,7 +357,10 @@ class MemberProcess:
             self.state = PREPARING_REBALANCE
             self.rejoin_needed = False
             self.joined_topics = self.config.topics
+            sim.joining = self
             answer = sim.coordinator.join(t, self.process, self.member_id, self.config.instance_id, self.metadata(sim))
+            sim.joining = None
+            self.rejoin_cause = ""
             if answer is None:
                 return
             self.deliver(sim, t, answer)
@@ -371,6 +379,7 @@ class MemberProcess:
                 validation=sim.has("cooperative-validation"),
                 max_version=3 if sim.has("generation-in-subscription") else 1,
             )
+            sim.leader_ran(t, self, outcome)
             if outcome.error is not None:
                 sim.leader_failure(t, self, outcome.error)
                 self.state = UNJOINED

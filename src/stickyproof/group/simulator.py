@@ -23,6 +23,7 @@ from .events import Event, Schedule, simulation_to_dict
 from .member import STABLE, STOPPED, MemberProcess
 from .messages import Response
 from .monitors import Monitors, TickState, partitions_of
+from .rebalances import RebalanceRecord, prior_ownership
 from .trace import TRACE_FORMAT, GroupView, MemberView, Step, Verdict, Violation, step_to_dict
 
 __all__ = ["Simulation", "SimulationResult", "simulate"]
@@ -42,6 +43,7 @@ class SimulationResult:
     without: frozenset[str]
     assignor: str | None
     document: Mapping[str, Any]
+    rebalances: tuple[RebalanceRecord, ...] = ()  # filled when the run records them (``record_rebalances``)
 
     @property
     def ok(self) -> bool:
@@ -86,6 +88,7 @@ class Simulation:
         without: Iterable[str] = (),
         assignor: str | None = None,
         name: str | None = None,
+        record_rebalances: bool = False,
     ):
         self.scenario = scenario
         self.name = name if name is not None else scenario.name
@@ -94,7 +97,8 @@ class Simulation:
         self.assignor_override = assignor
         self.cluster: dict[str, Topic] = {t.name: t for t in sorted(scenario.topics, key=lambda t: t.name)}
         self._notes: list[str] = []
-        self.coordinator = Coordinator(self.config, on_change=self._on_membership, notes=self._notes)
+        self.coordinator = Coordinator(self.config, on_change=self._on_membership, notes=self._notes,
+                                       on_rebalance=self._on_rebalance)
         self.processes: dict[str, MemberProcess] = {}
         self.now = 0
         self.steps: list[Step] = []
@@ -110,6 +114,12 @@ class Simulation:
         self._committed_seen = 0
         self._last_views: tuple | None = None
         self._ended: str | None = None
+        # provenance of rebalance records: the last history event, and what started each rebalance
+        self.record_rebalances = record_rebalances
+        self.rebalances: list[RebalanceRecord] = []
+        self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
+        self._last_event: tuple[int, str] = (0, "start")
+        self._causes: dict[int, tuple[tuple[int, str], str, bool]] = {}
         if assignor is not None:
             from ..assignors.registry import get_assignor
 
@@ -128,14 +138,51 @@ class Simulation:
     def note(self, text: str) -> None:
         self._notes.append(text)
 
-    def disturb(self, t: int, reason: str) -> None:
+    def disturb(self, t: int, reason: str, *, membership: bool = False) -> None:
         """A disturbance restarts the count of generations (cooperative-convergence, no-rebalance-loop):
-        only generations completing a rebalance that started after it count."""
+        only generations completing a rebalance that started after it count. Every disturbance but a
+        membership change is a history event, the cause rebalance records name."""
         self._rebalance_mark = self.coordinator.rebalance_seq
         self._since = 0
+        if not membership:
+            self._last_event = (t, reason)
 
     def _on_membership(self, t: int, member_id: str, what: str) -> None:
-        self.disturb(t, f"{member_id}: {what}")
+        self.disturb(t, f"{member_id}: {what}", membership=True)
+
+    def _on_rebalance(self, t: int, seq: int, reason: str) -> None:
+        joining = self.joining
+        follow_up = joining is not None and joining.rejoin_cause == "revocation"
+        self._causes[seq] = (self._last_event, reason, follow_up)
+
+    def leader_ran(self, t: int, member: MemberProcess, outcome) -> None:
+        """The leader's step (``LeaderOutcome``): kept as a ``RebalanceRecord`` when the run records them."""
+        if not self.record_rebalances:
+            return
+        co = self.coordinator
+        seq = next((s for _, g, _, s in reversed(co.formed) if g == member.generation), 0)
+        (event_tick, event), trigger, follow_up = self._causes.get(seq, ((0, "start"), "", False))
+        self.rebalances.append(
+            RebalanceRecord(
+                number=len(self.rebalances) + 1,
+                tick=t,
+                epoch=co.epoch,
+                generation=member.generation,
+                rebalance=seq,
+                leader=member.member_id or member.name,
+                event=event,
+                event_tick=event_tick,
+                trigger=trigger,
+                follow_up=follow_up,
+                scenario=outcome.scenario,
+                assignor=outcome.selected,
+                assignment=outcome.assignment,
+                revoking=outcome.revoking,
+                error=outcome.error,
+                prior=prior_ownership(member.leader_members),
+                assign_seconds=outcome.assign_seconds,
+            )
+        )
 
     def topics(self) -> tuple[Topic, ...]:
         return tuple(self.cluster.values())
@@ -507,6 +554,7 @@ class Simulation:
             without=self.without,
             assignor=self.assignor_override,
             document=doc,
+            rebalances=tuple(self.rebalances),
         )
 
 
