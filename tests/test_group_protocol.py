@@ -244,6 +244,16 @@ def test_static_member_restart_within_the_session_takes_over_without_a_rebalance
     assert final(r)["c2"].owned == (T(2), T(3)) and r.ok
 
 
+def test_static_member_replacement_is_persisted_so_a_failover_keeps_the_new_member_id():
+    # GroupCoordinator.updateStaticMemberAndRebalance stores the group after replacing the member id
+    # in a Stable group; without that the new coordinator would fence the restarted process.
+    s = group([{"id": "c1", "owned": {"t": [0, 1, 2]}, "generation": 1},
+               {"id": "c2", "owned": {"t": [3, 4, 5]}, "generation": 1, "instance_id": "i2"}])
+    r = run(s, [{"at": 2, "event": "restart", "member": "c2"}, {"at": 8, "event": "failover"}])
+    assert final(r)["c2"].state == "STABLE" and final(r)["c2"].member_id == "c2#2"
+    assert not any("FENCED_INSTANCE_ID" in n for n in notes(r)) and r.ok
+
+
 def test_dynamic_member_restart_leaves_and_rejoins():
     r = run(stable3(), [{"at": 2, "event": "restart", "member": "c2"}])
     assert r.steps[-1].group.generation == 3 and final(r)["c2"].member_id == "c2#2" and r.ok

@@ -294,6 +294,9 @@ class Coordinator:
         unchanged = metadata.topics == old.metadata.topics and metadata.kafka_names == old.metadata.kafka_names
         if self.state == STABLE and unchanged and not was_leader:
             member.synced = True
+            if self.persisted_mode:
+                # updateStaticMemberAndRebalance stores the group, so a fail-over keeps the new member id
+                self._persist()
             return self._response("join", NONE, process, t, generation=self.generation, member_id=new_id, leader=self.leader,
                 protocol=self.protocol,
             )
@@ -331,13 +334,7 @@ class Coordinator:
             self.state = STABLE
             self.committed.append((t, self.epoch, self.generation))
             if self.persisted_mode:
-                self.persisted = _Persisted(
-                    self.generation,
-                    tuple(replace(m, awaiting_join=False, awaiting_sync=False) for m in self.members.values()),
-                    self.leader,
-                    self.protocol,
-                    tuple(self.assignments.items()),
-                )
+                self._persist()
             self._note(f"generation {self.generation} assignment stored; group stable")
             for i, m in self.members.items():
                 if m.awaiting_sync:
@@ -351,6 +348,16 @@ class Coordinator:
         member.awaiting_sync = True
         member.sync_sent = t
         return None
+
+    def _persist(self) -> None:
+        """``storeGroup``: what a new coordinator will load (fail-over)."""
+        self.persisted = _Persisted(
+            self.generation,
+            tuple(replace(m, awaiting_join=False, awaiting_sync=False) for m in self.members.values()),
+            self.leader,
+            self.protocol,
+            tuple(self.assignments.items()),
+        )
 
     def _clear_sync_deadline(self) -> None:
         if all(m.synced for m in self.members.values()):

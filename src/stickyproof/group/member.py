@@ -89,14 +89,16 @@ class MemberProcess:
     def stalled(self, t: int) -> bool:
         return self.stalled_until > t
 
-    def consuming(self, t: int) -> frozenset[TopicPartition]:
-        """What the member is fetching: its owned partitions while it runs, is not returning from a pause,
-        and is ``STABLE`` or cooperative (a cooperative member keeps fetching during a rebalance)."""
+    def fetching(self, t: int) -> bool:
+        """Whether the member fetches its owned partitions at ``t``: it runs, is not returning from a
+        pause, and is ``STABLE`` or cooperative (a cooperative member keeps fetching during a rebalance)."""
         if not self.running or self.stalled(t) or self.returning:
-            return frozenset()
-        if self.state == STABLE or self.protocol == COOPERATIVE:
-            return frozenset(self.owned)
-        return frozenset()
+            return False
+        return self.state == STABLE or self.protocol == COOPERATIVE
+
+    def consuming(self, t: int) -> frozenset[TopicPartition]:
+        """What the member is fetching (``fetching``): its owned partitions, or nothing."""
+        return frozenset(self.owned) if self.fetching(t) else frozenset()
 
     # --------------------------------------------------------------------------------------
     # The listener (KIP-429 error handling)

@@ -467,7 +467,8 @@ class Simulation:
             )
         return group, tuple(members)
 
-    def _record(self, t: int) -> Step | None:
+    def _new_generations(self) -> tuple[tuple, tuple]:
+        """The generations formed and committed since the last tick, as the monitors read them."""
         co = self.coordinator
         new_formed = co.formed[self._formed_seen:]
         self._formed_seen = len(co.formed)
@@ -480,6 +481,15 @@ class Simulation:
             if rebalance > self._rebalance_mark:
                 self._since += 1
                 formed.append((tick, generation, all_coop, self._since, len(subscriptions) <= 1))
+        return tuple(formed), new_committed
+
+    @staticmethod
+    def _member_generations(running: Mapping[str, MemberProcess]) -> dict[str, tuple[int, int]]:
+        return {f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()}
+
+    def _record(self, t: int) -> Step | None:
+        co = self.coordinator
+        formed, new_committed = self._new_generations()
         running = {n: p for n, p in self.processes.items() if p.running}
         counts = {n: tp.partitions for n, tp in self.cluster.items()}
         subscribed = partitions_of({topic for p in running.values() for topic in p.config.topics}, counts)
@@ -489,10 +499,10 @@ class Simulation:
             tick=t,
             consuming={n: p.consuming(t) for n, p in running.items()},
             owned={n: frozenset(p.owned) for n, p in running.items()},
-            member_generations={f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()},
+            member_generations=self._member_generations(running),
             epoch=co.epoch,
             committed=new_committed,
-            formed=tuple(formed),
+            formed=formed,
             settled=settled,
             subscribed_partitions=subscribed,
         )
