@@ -8,7 +8,9 @@ must wait are queued for ``Simulation`` to deliver.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Callable
 
 from ..errors import InvalidScenario
@@ -28,6 +30,8 @@ from .messages import (
 )
 
 __all__ = ["Coordinator", "GroupMember", "EMPTY", "PREPARING", "COMPLETING", "STABLE"]
+
+_KAFKA_NAMES = attrgetter("metadata.kafka_names")
 
 EMPTY = "Empty"
 PREPARING = "PreparingRebalance"
@@ -88,6 +92,8 @@ class Coordinator:
     _ids_used: dict[str, int] = field(default_factory=dict)
     on_change: Callable[[int, str, str], None] | None = None  # membership changes are disturbances (protocol.md §7)
     on_rebalance: Callable[[int, int, str], None] | None = None  # (tick, rebalance seq, reason): provenance of rebalance records
+    _offered: Counter = field(default_factory=Counter)  # assignor lists offered, for the consistency check
+    _offered_for: dict | None = None  # the members dict ``_offered`` counts
 
     # --------------------------------------------------------------------------------------
     # Ids and bookkeeping
@@ -135,6 +141,7 @@ class Coordinator:
 
     def _remove(self, t: int, member_id: str, reason: str) -> None:
         m = self.members.pop(member_id)
+        self._offer(m.metadata.kafka_names, -1)
         if m.instance_id is not None and self.static.get(m.instance_id) == member_id:
             del self.static[m.instance_id]
         self.assignments.pop(member_id, None)
@@ -219,9 +226,22 @@ class Coordinator:
             return UNKNOWN_MEMBER_ID
         return None
 
+    def _offered_lists(self) -> Counter:
+        """How many members offer each assignor list: kept up to date as members come, go and rejoin,
+        counted afresh when ``members`` was replaced (a fail-over, a stable start)."""
+        if self._offered_for is not self.members:
+            self._offered = Counter(map(_KAFKA_NAMES, self.members.values()))
+            self._offered_for = self.members
+        return self._offered
+
+    def _offer(self, names: tuple[str, ...], delta: int) -> None:
+        if self._offered_for is self.members:
+            self._offered[names] += delta
+
     def _protocols_consistent(self, metadata: JoinMetadata, exclude: str | None) -> bool:
         """``supportsProtocols``: some protocol this member offers is offered by every other member."""
-        others = [m.metadata.kafka_names for i, m in self.members.items() if i != exclude]
+        excluded = self.members[exclude].metadata.kafka_names if exclude in self.members else None
+        others = [names for names, count in self._offered_lists().items() if count - (names == excluded) > 0]
         if not others:
             return True
         common = set(metadata.kafka_names)
@@ -250,6 +270,7 @@ class Coordinator:
             member_id = self.new_member_id(name)
             member = GroupMember(member_id, process, instance_id, metadata, t, awaiting_join=True, join_sent=t)
             self.members[member_id] = member
+            self._offer(metadata.kafka_names, 1)
             if instance_id is not None:
                 self.static[instance_id] = member_id
             if self.leader is None:
@@ -260,7 +281,9 @@ class Coordinator:
             self._maybe_prepare_rebalance(t, f"{member_id} joined")
         else:
             member = self.members[member_id]
+            self._offer(member.metadata.kafka_names, -1)
             member.metadata = metadata
+            self._offer(metadata.kafka_names, 1)
             member.process = process
             member.awaiting_join = True
             member.join_sent = t
@@ -275,9 +298,11 @@ class Coordinator:
         """KIP-345: a known ``group.instance.id`` with an empty member id replaces the old member id."""
         old_id = self.static[instance_id]
         old = self.members.pop(old_id)
+        self._offer(old.metadata.kafka_names, -1)
         new_id = self.new_member_id(process[0])
         member = GroupMember(new_id, process, instance_id, metadata, t, join_sent=t)
         self.members[new_id] = member
+        self._offer(metadata.kafka_names, 1)
         self.static[instance_id] = new_id
         if old_id in self.assignments:
             self.assignments[new_id] = self.assignments.pop(old_id)

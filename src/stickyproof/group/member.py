@@ -8,6 +8,7 @@ object per process incarnation that the simulator gives one turn per tick.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..assignors.base import COOPERATIVE
@@ -36,6 +37,9 @@ PREPARING_REBALANCE = "PREPARING_REBALANCE"
 COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
 STABLE = "STABLE"
 STOPPED = "STOPPED"
+
+
+_TOPIC = itemgetter(0)
 
 
 def _tps(tps) -> str:
@@ -73,6 +77,7 @@ class MemberProcess:
     listener_faults: dict[str, int] = field(default_factory=dict)
     stop_reason: str = ""
     rejoin_cause: str = ""  # "revocation" while the rejoin R38 asks for is pending: its rebalance is a follow-up
+    _owned_sorted: tuple | None = field(default=None, repr=False)  # (owned set, its sorted tuple): metadata() reuses it
 
     @property
     def name(self) -> str:
@@ -111,12 +116,14 @@ class MemberProcess:
         if left <= 0:
             return set()
         self.listener_faults[which] = left - 1
-        sim.note(f"{self.name}: onPartitions{which.capitalize()}({_tps(partitions)}) threw; the error reaches poll() (KIP-429)")
+        if sim.tracing:
+            sim.note(f"{self.name}: onPartitions{which.capitalize()}({_tps(partitions)}) threw; the error reaches poll() (KIP-429)")
         return set(partitions)
 
     def _lose_all(self, sim: "Simulation", t: int, why: str) -> None:
         if self.owned:
-            sim.note(f"{self.name}: partitions lost ({why}): {_tps(self.owned)}")
+            if sim.tracing:
+                sim.note(f"{self.name}: partitions lost ({why}): {_tps(self.owned)}")
             self._callback(sim, t, "lost", set(self.owned))
         self.owned = set()
 
@@ -203,7 +210,7 @@ class MemberProcess:
     def _on_join_complete(self, sim: "Simulation", t: int, r: Response) -> None:
         """``ConsumerCoordinator.onJoinComplete``: refuse, or revoke (cooperative), adopt, announce."""
         assigned = set(r.assignment)
-        foreign = sorted({tp.topic for tp in assigned} - set(self.config.topics))
+        foreign = sorted(set(map(_TOPIC, assigned)) - set(self.config.topics))
         if foreign:
             sim.note(f"{self.name}: assignment names {', '.join(foreign)}, which it does not subscribe to; it rejoins (§0.5)")
             self.state = UNJOINED
@@ -212,28 +219,36 @@ class MemberProcess:
             # cooperative member revokes the topics it dropped before it rejoins (R37).
             self.needs_join_prepare = True
             return
-        before = set(self.owned)
+        before = self.owned  # not changed until the new assignment is adopted below
         failed: set[TopicPartition] = set()
         self.rejoin_needed = False
         if self.protocol == COOPERATIVE:
             revoked = before - assigned
             if revoked:
-                sim.note(f"{self.name}: revokes {_tps(revoked)} and will rejoin (R38)")
+                if sim.tracing:
+                    sim.note(f"{self.name}: revokes {_tps(revoked)} and will rejoin (R38)")
                 self._callback(sim, t, "revoked", revoked)
                 self.rejoin_needed = True
                 self.rejoin_cause = "revocation"
-        self.memory = tuple(sorted(assigned))
+        # sorted(assigned), from the answer's order when it lists nothing twice (an assignor's
+        # lists are often sorted already, and timsort is then linear)
+        self.memory = tuple(sorted(r.assignment) if len(r.assignment) == len(assigned) else sorted(assigned))
         self.memory_generation = r.generation
         self.memory_epoch = r.epoch
         added = assigned - before
         failed |= self._callback(sim, t, "assigned", added)
-        self.owned = assigned - failed
+        # an unchanged assignment keeps the very set, so what watches ``owned`` sees it did not change
+        if failed or assigned != before:
+            self.owned = assigned - failed
+        if not failed:
+            self._owned_sorted = (self.owned, self.memory)
         self.state = STABLE
         self.needs_join_prepare = True
         self.sync_sent = False
         if self.is_leader:
             self.metadata_snapshot = sim.metadata_for(self.subscribed_by_group())
-        sim.note(f"{self.name}: generation {self.generation}: owns {_tps(self.owned)}")
+        if sim.tracing:
+            sim.note(f"{self.name}: generation {self.generation}: owns {_tps(self.owned)}")
 
     def subscribed_by_group(self) -> set[str]:
         topics = set(self.config.topics)
@@ -316,15 +331,27 @@ class MemberProcess:
         if self.generation < 0 or self.member_id is None:
             self._lose_all(sim, t, "generation reset: no longer part of the group")
         elif self.protocol == COOPERATIVE:
-            dropped = {tp for tp in self.owned if tp.topic not in self.config.topics}
+            subscribed = set(self.config.topics)
+            if set(map(_TOPIC, self.owned)) <= subscribed:
+                return
+            dropped = {tp for tp in self.owned if tp.topic not in subscribed}
             if dropped:
-                sim.note(f"{self.name}: revokes {_tps(dropped)} (topics no longer subscribed)")
+                if sim.tracing:
+                    sim.note(f"{self.name}: revokes {_tps(dropped)} (topics no longer subscribed)")
                 self._callback(sim, t, "revoked", dropped)
                 self.owned -= dropped
         elif self.owned:
-            sim.note(f"{self.name}: revokes everything before joining (eager): {_tps(self.owned)}")
+            if sim.tracing:
+                sim.note(f"{self.name}: revokes everything before joining (eager): {_tps(self.owned)}")
             self._callback(sim, t, "revoked", set(self.owned))
             self.owned = set()
+
+    def _sorted_owned(self) -> tuple[TopicPartition, ...]:
+        """``tuple(sorted(owned))``, reusing the sorted assignment while ``owned`` is still that set, whole."""
+        cached = self._owned_sorted
+        if cached is not None and cached[0] is self.owned and len(self.owned) == len(cached[1]):
+            return cached[1]
+        return tuple(sorted(self.owned))
 
     def metadata(self, sim: "Simulation") -> JoinMetadata:
         """What this member puts in its JoinGroup (R37, §0.1)."""
@@ -338,7 +365,7 @@ class MemberProcess:
             version=self.config.version,
             rack=self.config.rack,
             instance_id=self.config.instance_id,
-            owned=tuple(sorted(self.owned)) if self.protocol == COOPERATIVE else (),
+            owned=self._sorted_owned() if self.protocol == COOPERATIVE else (),
             generation=self.generation,
             memory=self.memory,
             memory_generation=self.memory_generation,
@@ -388,11 +415,15 @@ class MemberProcess:
                 self.rejoin_needed = True
                 return False
             assignments = dict(outcome.assignment)
-            sim.note(f"{self.name} (leader) assigns with {outcome.selected}: " + "; ".join(
-                f"{m} <- {_tps(tps)}" for m, tps in sorted(assignments.items())
-            ))
+            if sim.tracing:
+                sim.note(f"{self.name} (leader) assigns with {outcome.selected}: " + "; ".join(
+                    f"{m} <- {_tps(tps)}" for m, tps in sorted(assignments.items())
+                ))
         self.sync_sent = True
+        committed = len(sim.coordinator.committed)
         answer = sim.coordinator.sync(t, self.process, self.member_id, self.config.instance_id, self.generation, assignments)
+        if self.is_leader:
+            sim.leader_synced(len(sim.coordinator.committed) > committed)
         if answer is not None:
             self.deliver(sim, t, answer)
         return True

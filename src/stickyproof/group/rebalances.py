@@ -30,6 +30,9 @@ class RebalanceRecord:
     ``trigger``: the coordinator's own reason for starting it (``c3 joined``, ``c2's session
     expired``); ``follow_up``: it was started by a cooperative member rejoining after it revoked
     partitions (R38), so it completes an earlier rebalance rather than answering an event.
+    ``committed``: the coordinator stored the answer; False for a failed leader, and for a leader
+    that ran late (it stalled between its JoinGroup answer and its SyncGroup, and the group moved on):
+    Kafka's leader runs its assignor then too, so the row is a real input all the same.
 
     ``scenario``: the leader's input exactly as ``group_scenario`` builds it (None only when the
     leader could not even pick its assignor); ``assignment``/``revoking``: its answer, or ``error``,
@@ -56,10 +59,19 @@ class RebalanceRecord:
     error: str | None
     prior: Mapping[str, tuple[TopicPartition, ...]]
     assign_seconds: float = field(default=0.0, compare=False)
+    committed: bool = False
+    seed: int | None = None  # the history's, when the run was one (stepper.run_history)
+    index: int | None = None
 
     @property
     def cooperative(self) -> bool:
         return self.scenario is not None and self.scenario.protocol == COOPERATIVE
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """Where the row comes from: history seed and index, rebalance number, and its cause."""
+        return {"seed": self.seed, "index": self.index, "rebalance": self.number, "event": self.event,
+                "event_tick": self.event_tick, "trigger": self.trigger, "follow_up": self.follow_up}
 
 
 def prior_ownership(members: Sequence[tuple[str, JoinMetadata]]) -> dict[str, tuple[TopicPartition, ...]]:
@@ -82,6 +94,8 @@ def _tps(mapping: Mapping[str, Sequence[TopicPartition]] | None) -> dict[str, An
 def record_to_dict(r: RebalanceRecord) -> dict[str, Any]:
     """The record as JSON (scenario as a ``stickyproof.scenario/1`` document, partitions as topic -> list)."""
     return {
+        "seed": r.seed,
+        "index": r.index,
         "number": r.number,
         "tick": r.tick,
         "epoch": r.epoch,
@@ -97,6 +111,7 @@ def record_to_dict(r: RebalanceRecord) -> dict[str, Any]:
         "assignment": _tps(r.assignment),
         "revoking": _tps(r.revoking),
         "error": r.error,
+        "committed": r.committed,
         "prior": _tps(r.prior),
         "assign_seconds": r.assign_seconds,
     }

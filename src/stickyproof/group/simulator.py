@@ -116,6 +116,7 @@ class Simulation:
         self._ended: str | None = None
         # provenance of rebalance records: the last history event, and what started each rebalance
         self.record_rebalances = record_rebalances
+        self.tracing = True  # notes listing partitions are built only when a trace will show them
         self.rebalances: list[RebalanceRecord] = []
         self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
         self._last_event: tuple[int, str] = (0, "start")
@@ -154,6 +155,11 @@ class Simulation:
         joining = self.joining
         follow_up = joining is not None and joining.rejoin_cause == "revocation"
         self._causes[seq] = (self._last_event, reason, follow_up)
+
+    def leader_synced(self, committed: bool) -> None:
+        """The leader's SyncGroup after its step: whether the coordinator stored its assignment."""
+        if self.record_rebalances and committed and self.rebalances:
+            self.rebalances[-1] = replace(self.rebalances[-1], committed=True)
 
     def leader_ran(self, t: int, member: MemberProcess, outcome) -> None:
         """The leader's step (``LeaderOutcome``): kept as a ``RebalanceRecord`` when the run records them."""

@@ -180,6 +180,22 @@ def _read_pair(r: "_Reader", shape: Any) -> dict[str, Any] | None:
     return {sname: name, aname: values} if first else {aname: values, sname: name}
 
 
+def _read_plain_string(r: "_Reader") -> str | None:
+    """A non-null string that is all there and valid UTF-8, read in one go; None (nothing consumed) otherwise."""
+    data, pos = r.data, r.pos
+    if pos + 2 > len(data):
+        return None
+    (length,) = _INT16.unpack_from(data, pos)
+    if length < 0 or pos + 2 + length > len(data):
+        return None
+    try:
+        value = data[pos + 2 : pos + 2 + length].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    r.pos = pos + 2 + length
+    return value
+
+
 def _write_pair(out: bytearray, shape: Any, item: Any) -> bool:
     """Write ``item`` by the shortcut, or return False having written nothing."""
     _, sname, aname, s, (lo, hi) = shape
@@ -280,7 +296,8 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: boo
             out.append(value if value is not None else _read_fields(r, f.fields, version, f"{path}[{i}]."))
     elif element == "string":
         for i in range(length):
-            out.append(_read_string(r, f"{path}[{i}]", False))
+            value = _read_plain_string(r)
+            out.append(value if value is not None else _read_string(r, f"{path}[{i}]", False))
     else:
         # Fixed-width elements, all known to fit (checked above): one unpack instead of one per element.
         s = _STRUCTS[element]
@@ -425,6 +442,14 @@ def _write_value(
         lo, hi = _RANGES[element]
         if lo <= min(items) and max(items) <= hi:
             out += struct.pack(f">{len(items)}{_STRUCTS[element].format[-1]}", *items)
+            return
+    if element == "string" and set(map(type, items)) == {str}:
+        try:
+            raws = [item.encode("utf-8") for item in items]
+        except UnicodeEncodeError:
+            raws = None
+        if raws is not None and max(map(len, raws)) <= STRING_MAX_BYTES:
+            out += b"".join(_INT16.pack(len(raw)) + raw for raw in raws)
             return
     if f.is_struct_array:
         shape = _pair_shape(f.fields, version)
