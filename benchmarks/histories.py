@@ -46,9 +46,12 @@ def measure(scale: str, engine: str, assignor: str, count: int, seed: int, timeo
     runs, seconds, rebalances, assign = 0, 0.0, 0, 0.0
     members = partitions = 0
     records = []
+    cpu = 0.0
     for index in range(count):
         history = draw_history(seed, index, scale=scale)
+        started = time.process_time()
         run = run_history(history, assignor, engine=engine)
+        cpu += time.process_time() - started
         runs += 1
         seconds += run.seconds
         rebalances += len(run.rebalances)
@@ -59,6 +62,7 @@ def measure(scale: str, engine: str, assignor: str, count: int, seed: int, timeo
             break
     return {
         "scale": scale, "engine": engine, "assignor": assignor, "histories": runs, "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),
         "histories_per_second": round(runs / seconds, 3) if seconds else None, "rebalances": rebalances,
         "seconds_per_rebalance": round(seconds / rebalances, 4) if rebalances else None,
         "leader_seconds": round(_LEADER[0], 2), "assignor_seconds": round(assign, 2),
@@ -90,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(r)
                 if not args.json:
                     print(f"{scale:10s} {engine:9s} {assignor:24s} {r['histories']:4d} histories {r['seconds']:8.1f} s "
+                          f"(cpu {r['cpu_seconds']:.1f} s) "
                           f"{r['histories_per_second'] or 0:8.3f}/s  {r['rebalances']:5d} rebalances "
                           f"{r['seconds_per_rebalance'] or 0:7.3f} s each (leader path {r['leader_seconds']:.1f} s, "
                           f"assignor {r['assignor_seconds']:.1f} s, rest {r['other_seconds']:.1f} s)", flush=True)

@@ -8,7 +8,7 @@ must wait are queued for ``Simulation`` to deliver.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Callable
@@ -94,6 +94,7 @@ class Coordinator:
     on_rebalance: Callable[[int, int, str], None] | None = None  # (tick, rebalance seq, reason): provenance of rebalance records
     _offered: Counter = field(default_factory=Counter)  # assignor lists offered, for the consistency check
     _offered_for: dict | None = None  # the members dict ``_offered`` counts
+    _waiting: dict[str, deque] = field(default_factory=dict)  # flag -> members last seen with it down (``_someone``)
 
     # --------------------------------------------------------------------------------------
     # Ids and bookkeeping
@@ -169,9 +170,11 @@ class Coordinator:
     def _try_complete_join(self, t: int) -> None:
         """Complete once every member has rejoined, except during the initial delay of a group that was
         empty (``InitialDelayedJoin``: group.initial.rebalance.delay.ms lets the first members arrive together)."""
-        if self.state != PREPARING or not self.members or not all(m.awaiting_join for m in self.members.values()):
+        if self.state != PREPARING or not self.members:
             return
         if self.initial_delay_until is not None and t < self.initial_delay_until:
+            return
+        if self._someone("awaiting_join"):
             return
         self._complete_join(t)
 
@@ -385,8 +388,24 @@ class Coordinator:
         )
 
     def _clear_sync_deadline(self) -> None:
-        if all(m.synced for m in self.members.values()):
+        if self.sync_deadline is not None and not self._someone("synced"):
             self.sync_deadline = None
+
+    def _someone(self, flag: str) -> bool:
+        """Whether some member's ``flag`` (``awaiting_join``, ``synced``) is still False.
+
+        Asked at every JoinGroup and SyncGroup, so a rebalance of n members would scan the group n times;
+        instead the members last seen with the flag down are queued, and the group is scanned again only
+        once all of those have raised it.
+        """
+        queue = self._waiting.setdefault(flag, deque())
+        while queue:
+            m = self.members.get(queue[0])
+            if m is not None and not getattr(m, flag):
+                return True
+            queue.popleft()
+        queue.extend(i for i, m in self.members.items() if not getattr(m, flag))
+        return bool(queue)
 
     def heartbeat(self, t: int, member_id: str | None, instance_id: str | None, generation: int) -> str:
         """``handleHeartbeat``."""

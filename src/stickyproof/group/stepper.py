@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
+from .._perf import gc_paused
 from ..assignors.registry import AssignorInfo, get_assignor
 from ..model import TopicPartition, scenario_to_dict
 from .config import check_features, client_era
@@ -106,7 +107,8 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
     started = time.perf_counter()
     sim = machine(history.scenario, schedule.events, config=schedule.config, without=switched, assignor=info.name,
                   name=history.name, record_rebalances=True)
-    result = sim.run()
+    with gc_paused():  # a run allocates millions of acyclic tuples at scale; collecting them mid-run cost a third of it
+        result = sim.run()
     seconds = time.perf_counter() - started
     records = tuple(replace(r, seed=history.seed, index=history.index) for r in result.rebalances)
     return HistoryRun(
@@ -134,17 +136,34 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
 
 def _unowned_partition_rebalances(records: Iterable[RebalanceRecord]) -> int:
     """Over the cooperative records: existing partitions some member subscribes to that the leader gave nobody."""
-    total, cache = 0, {}
+    total, topics = 0, _TopicPartitions()
     for r in records:
         if not r.cooperative or r.assignment is None:
             continue
         subscribed = {t for m in r.scenario.members for t in m.topics}
-        key = tuple((t.name, t.partitions) for t in r.scenario.topics if t.name in subscribed)
-        if key not in cache:
-            cache.clear()
-            cache[key] = partitions_of(dict(key), dict(key))
-        total += len(cache[key].difference(*r.assignment.values()))
+        given = set().union(*r.assignment.values())
+        for t in r.scenario.topics:
+            if t.name in subscribed and t.partitions > 0:
+                total += len(topics.of(t.name, t.partitions).difference(given))
     return total
+
+
+class _TopicPartitions:
+    """Each topic's partitions as a frozenset, built once per (topic, count): a set built from these
+    keeps their hashes, and a topic that grows costs only itself."""
+
+    def __init__(self) -> None:
+        self._sets: dict[tuple[str, int], frozenset[TopicPartition]] = {}
+
+    def of(self, topic: str, count: int) -> frozenset[TopicPartition]:
+        key = (topic, count)
+        found = self._sets.get(key)
+        if found is None:
+            found = self._sets[key] = partitions_of((topic,), {topic: count})
+        return found
+
+    def union(self, counts: Mapping[str, int]) -> frozenset[TopicPartition]:
+        return frozenset().union(*(self.of(t, n) for t, n in counts.items() if n > 0))
 
 
 class _Union:
@@ -198,6 +217,7 @@ class Stepper(Simulation):
         self._owned = _Union()
         self._subscribed_key: tuple | None = None
         self._subscribed: frozenset[TopicPartition] = frozenset()
+        self._topic_partitions = _TopicPartitions()
         self._orphans: frozenset[TopicPartition] | None = None
         self._last: TickState | None = None
 
@@ -225,8 +245,8 @@ class Stepper(Simulation):
         key = (tuple(topics), tuple(self.cluster[t].partitions if t in self.cluster else -1 for t in topics))
         changed = self._owned.update({n: p.owned for n, p in running.items() if p.owned})
         if key != self._subscribed_key:
-            counts = {n: tp.partitions for n, tp in self.cluster.items()}
-            self._subscribed_key, self._subscribed = key, partitions_of(topics, counts)
+            counts = {t: self.cluster[t].partitions for t in topics if t in self.cluster}
+            self._subscribed_key, self._subscribed = key, self._topic_partitions.union(counts)
             changed = True
         if changed or self._orphans is None:
             self._orphans = frozenset(self._subscribed.difference(self._owned.union))
