@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import add, itemgetter
 from typing import Any, Iterable, Mapping
 
 from .._perf import gc_paused
@@ -42,6 +44,7 @@ from .trace import Verdict
 __all__ = ["ENGINES", "HistoryRun", "Stepper", "run_history"]
 
 ENGINES = ("stepper", "simulator")
+_TOPIC, _PARTITION = itemgetter(0), itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -136,16 +139,28 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
 
 def _unowned_partition_rebalances(records: Iterable[RebalanceRecord]) -> int:
     """Over the cooperative records: existing partitions some member subscribes to that the leader gave nobody."""
-    total, topics = 0, _TopicPartitions()
-    for r in records:
-        if not r.cooperative or r.assignment is None:
-            continue
-        subscribed = {t for m in r.scenario.members for t in m.topics}
-        given = set().union(*r.assignment.values())
-        for t in r.scenario.topics:
-            if t.name in subscribed and t.partitions > 0:
-                total += len(topics.of(t.name, t.partitions).difference(given))
-    return total
+    return sum(_unassigned(r) for r in records if r.cooperative and r.assignment is not None)
+
+
+def _unassigned(record: RebalanceRecord) -> int:
+    """Existing partitions some member subscribes to that ``record``'s leader gave nobody.
+
+    Each assigned partition becomes an integer, ``base[topic] + min(partition, count)``, the topics'
+    ranges laid end to end with one extra slot each that every partition past a topic's count (or of a
+    topic nobody subscribes to) falls into; so the distinct valid assigned partitions are a set of
+    ints built by mapped C calls, minus those slots.
+    """
+    subscribed = {t for m in record.scenario.members for t in m.topics}
+    counts = {t.name: t.partitions for t in record.scenario.topics if t.name in subscribed and t.partitions > 0}
+    given = list(chain.from_iterable(record.assignment.values()))
+    topics = list(map(_TOPIC, given))
+    limit = {t: counts.get(t, 0) for t in set(topics) | set(counts)}
+    base, end = {}, 0
+    for t in sorted(limit):
+        base[t], end = end, end + limit[t] + 1
+    keys = set(map(add, map(base.__getitem__, topics), map(min, map(_PARTITION, given), map(limit.__getitem__, topics))))
+    valid = len(keys) - len(keys.intersection(base[t] + n for t, n in limit.items()))
+    return sum(counts.values()) - valid
 
 
 class _TopicPartitions:
