@@ -19,7 +19,7 @@ from stickyproof.group.rebalances import record_to_dict
 from stickyproof.group.runner import run_simulation
 from stickyproof.group.stepper import HistoryRun, run_history
 from stickyproof.model import Scenario, Topic, TopicPartition
-from stickyproof.scenarios.histories import SCALES, History, draw_history, scale_of
+from stickyproof.scenarios.histories import History, draw_history, scale_of
 
 CURRENT = ("range", "roundrobin", "sticky", "cooperative-sticky")
 

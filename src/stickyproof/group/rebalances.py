@@ -8,14 +8,14 @@ and differ only in how time passes between leader steps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE
 from ..model import Scenario, TopicPartition, scenario_to_dict, tp_map_to_dict
 from .messages import JoinMetadata
 
-__all__ = ["RebalanceRecord", "prior_ownership", "record_to_dict"]
+__all__ = ["RebalanceRecord", "Recorder", "prior_ownership", "record_to_dict"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,55 @@ class RebalanceRecord:
         """Where the row comes from: history seed and index, rebalance number, and its cause."""
         return {"seed": self.seed, "index": self.index, "rebalance": self.number, "event": self.event,
                 "event_tick": self.event_tick, "trigger": self.trigger, "follow_up": self.follow_up}
+
+
+class Recorder:
+    """What a simulation keeps to write records (both engines): the last history event, what started
+    each rebalance, and, when ``keep``, the records themselves."""
+
+    def __init__(self, keep: bool):
+        self.keep = keep
+        self.records: list[RebalanceRecord] = []
+        self.last_event: tuple[int, str] = (0, "start")
+        self.causes: dict[int, tuple[tuple[int, str], str, bool]] = {}  # rebalance seq -> (event, trigger, follow-up)
+
+    def event(self, t: int, what: str) -> None:
+        self.last_event = (t, what)
+
+    def rebalance_started(self, seq: int, reason: str, follow_up: bool) -> None:
+        self.causes[seq] = (self.last_event, reason, follow_up)
+
+    def leader_ran(self, t: int, coordinator, member, outcome) -> None:
+        """``member`` (a ``MemberProcess``, the leader) ran its assignor: ``outcome`` is its ``LeaderOutcome``."""
+        if not self.keep:
+            return
+        seq = next((s for _, g, _, s in reversed(coordinator.formed) if g == member.generation), 0)
+        (event_tick, event), trigger, follow_up = self.causes.get(seq, ((0, "start"), "", False))
+        self.records.append(
+            RebalanceRecord(
+                number=len(self.records) + 1,
+                tick=t,
+                epoch=coordinator.epoch,
+                generation=member.generation,
+                rebalance=seq,
+                leader=member.member_id or member.name,
+                event=event,
+                event_tick=event_tick,
+                trigger=trigger,
+                follow_up=follow_up,
+                scenario=outcome.scenario,
+                assignor=outcome.selected,
+                assignment=outcome.assignment,
+                revoking=outcome.revoking,
+                error=outcome.error,
+                prior=prior_ownership(member.leader_members),
+                assign_seconds=outcome.assign_seconds,
+            )
+        )
+
+    def leader_synced(self, committed: bool) -> None:
+        if self.keep and committed and self.records:
+            self.records[-1] = replace(self.records[-1], committed=True)
 
 
 def prior_ownership(members: Sequence[tuple[str, JoinMetadata]]) -> dict[str, tuple[TopicPartition, ...]]:

@@ -9,71 +9,24 @@ while it runs). Everything is deterministic: members take turns in name order, e
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE
 from ..errors import InvalidScenario
 from ..leader import select_protocol
 from ..model import Member, Scenario, Topic, TopicPartition, scenario_to_dict
-from .config import FEATURES, GroupConfig, MemberConfig, check_features, rebalance_protocol_of, without_user_data_generation
+from .config import GroupConfig, MemberConfig, check_features, rebalance_protocol_of, without_user_data_generation
 from .coordinator import STABLE as GROUP_STABLE
 from .coordinator import Coordinator, GroupMember
 from .events import Event, Schedule, simulation_to_dict
 from .member import STABLE, STOPPED, MemberProcess
 from .messages import Response
 from .monitors import Monitors, TickState, partitions_of
-from .rebalances import RebalanceRecord, prior_ownership
-from .trace import TRACE_FORMAT, GroupView, MemberView, Step, Verdict, Violation, step_to_dict
+from .rebalances import Recorder
+from .trace import GroupView, MemberView, SimulationResult, Step
 
 __all__ = ["Simulation", "SimulationResult", "simulate"]
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    """A finished run: the trace, the monitors' verdicts, and how it ended."""
-
-    name: str
-    steps: tuple[Step, ...]
-    verdicts: tuple[Verdict, ...]
-    ticks: int
-    settled: bool
-    ended: str
-    config: GroupConfig
-    without: frozenset[str]
-    assignor: str | None
-    document: Mapping[str, Any]
-    rebalances: tuple[RebalanceRecord, ...] = ()  # filled when the run records them (``record_rebalances``)
-
-    @property
-    def ok(self) -> bool:
-        return all(v.ok for v in self.verdicts)
-
-    @property
-    def violations(self) -> tuple[Violation, ...]:
-        return tuple(v for s in self.steps for v in s.violations)
-
-    def verdict(self, monitor: str) -> Verdict:
-        for v in self.verdicts:
-            if v.monitor == monitor:
-                return v
-        raise KeyError(monitor)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": TRACE_FORMAT,
-            "name": self.name,
-            "ok": self.ok,
-            "ticks": self.ticks,
-            "settled": self.settled,
-            "ended": self.ended,
-            "without": [f for f in FEATURES if f in self.without],
-            "assignor": self.assignor,
-            "config": {f: getattr(self.config, f) for f in self.config.__dataclass_fields__},
-            "monitors": [v.to_dict() for v in self.verdicts],
-            "steps": [step_to_dict(s) for s in self.steps],
-            "simulation": dict(self.document),
-        }
 
 
 class Simulation:
@@ -114,13 +67,9 @@ class Simulation:
         self._committed_seen = 0
         self._last_views: tuple | None = None
         self._ended: str | None = None
-        # provenance of rebalance records: the last history event, and what started each rebalance
-        self.record_rebalances = record_rebalances
+        self.recorder = Recorder(record_rebalances)
         self.tracing = True  # notes listing partitions are built only when a trace will show them
-        self.rebalances: list[RebalanceRecord] = []
         self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
-        self._last_event: tuple[int, str] = (0, "start")
-        self._causes: dict[int, tuple[tuple[int, str], str, bool]] = {}
         if assignor is not None:
             from ..assignors.registry import get_assignor
 
@@ -146,49 +95,22 @@ class Simulation:
         self._rebalance_mark = self.coordinator.rebalance_seq
         self._since = 0
         if not membership:
-            self._last_event = (t, reason)
+            self.recorder.event(t, reason)
 
     def _on_membership(self, t: int, member_id: str, what: str) -> None:
         self.disturb(t, f"{member_id}: {what}", membership=True)
 
     def _on_rebalance(self, t: int, seq: int, reason: str) -> None:
         joining = self.joining
-        follow_up = joining is not None and joining.rejoin_cause == "revocation"
-        self._causes[seq] = (self._last_event, reason, follow_up)
+        self.recorder.rebalance_started(seq, reason, joining is not None and joining.rejoin_cause == "revocation")
+
+    def leader_ran(self, t: int, member: MemberProcess, outcome) -> None:
+        """The leader's step (``LeaderOutcome``): a ``RebalanceRecord`` when the run keeps them."""
+        self.recorder.leader_ran(t, self.coordinator, member, outcome)
 
     def leader_synced(self, committed: bool) -> None:
         """The leader's SyncGroup after its step: whether the coordinator stored its assignment."""
-        if self.record_rebalances and committed and self.rebalances:
-            self.rebalances[-1] = replace(self.rebalances[-1], committed=True)
-
-    def leader_ran(self, t: int, member: MemberProcess, outcome) -> None:
-        """The leader's step (``LeaderOutcome``): kept as a ``RebalanceRecord`` when the run records them."""
-        if not self.record_rebalances:
-            return
-        co = self.coordinator
-        seq = next((s for _, g, _, s in reversed(co.formed) if g == member.generation), 0)
-        (event_tick, event), trigger, follow_up = self._causes.get(seq, ((0, "start"), "", False))
-        self.rebalances.append(
-            RebalanceRecord(
-                number=len(self.rebalances) + 1,
-                tick=t,
-                epoch=co.epoch,
-                generation=member.generation,
-                rebalance=seq,
-                leader=member.member_id or member.name,
-                event=event,
-                event_tick=event_tick,
-                trigger=trigger,
-                follow_up=follow_up,
-                scenario=outcome.scenario,
-                assignor=outcome.selected,
-                assignment=outcome.assignment,
-                revoking=outcome.revoking,
-                error=outcome.error,
-                prior=prior_ownership(member.leader_members),
-                assign_seconds=outcome.assign_seconds,
-            )
-        )
+        self.recorder.leader_synced(committed)
 
     def topics(self) -> tuple[Topic, ...]:
         return tuple(self.cluster.values())
@@ -570,7 +492,7 @@ class Simulation:
             without=self.without,
             assignor=self.assignor_override,
             document=doc,
-            rebalances=tuple(self.rebalances),
+            rebalances=tuple(self.recorder.records),
         )
 
 

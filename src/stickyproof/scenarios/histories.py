@@ -254,9 +254,6 @@ class _Plan:
             out["instance_id"] = pod.instance_id
         return out
 
-    def partitions_range(self) -> tuple[int, int]:
-        return self.scale.partitions
-
     # -- the start ----------------------------------------------------------------------
 
     def start(self) -> None:

@@ -31,17 +31,26 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import DecodeError, EncodeError
-from ._spec import PRIMITIVES, FieldSpec, MessageSpec, load_spec
+from ._plans import (
+    INT16,
+    INT32,
+    RANGES,
+    STRUCTS,
+    STRING_MAX_BYTES,
+    array_min_size,
+    field_names,
+    pair_shape,
+    field_plan,
+    read_pair,
+    read_plain_string,
+    write_pair,
+)
+from ._spec import FieldSpec, MessageSpec, load_spec
 
 __all__ = ["Decoded", "encode", "decode", "STRING_MAX_BYTES", "INT32_MIN", "INT32_MAX"]
 
-STRING_MAX_BYTES = 0x7FFF
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _HEADER = struct.Struct(">h")
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-_STRUCTS = {name: struct.Struct(fmt) for name, (_, fmt) in PRIMITIVES.items()}
-_RANGES = {name: (-(1 << (8 * w - 1)), (1 << (8 * w - 1)) - 1) for name, (w, _) in PRIMITIVES.items()}
 
 
 @dataclass(frozen=True)
@@ -97,139 +106,6 @@ class _Reader:
         return out
 
 
-# Per (field tuple, version): which fields the version has, each one's nullability, and the names.
-# Keyed by id() and holding the tuple itself, so an id is never reused while its entry lives. A
-# million-partition group has hundreds of thousands of per-topic structs, and asking a
-# VersionRange for each of them was most of the codec's time.
-_PLANS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], tuple[tuple[FieldSpec, bool, bool], ...], frozenset[str]]] = {}
-_MIN_SIZES: dict[tuple[int, int], tuple[FieldSpec, int]] = {}
-
-
-def _plan(fields: tuple[FieldSpec, ...], version: int) -> tuple[tuple[FieldSpec, bool, bool], ...]:
-    key = (id(fields), version)
-    plan = _PLANS.get(key)
-    if plan is None or plan[0] is not fields:
-        plan = (fields, tuple((f, version in f.versions, f.nullable_in(version)) for f in fields), frozenset(f.name for f in fields))
-        _PLANS[key] = plan
-    return plan[1]
-
-
-def _known(fields: tuple[FieldSpec, ...], version: int) -> frozenset[str]:
-    _plan(fields, version)
-    return _PLANS[(id(fields), version)][2]
-
-
-def _array_min_size(f: FieldSpec, version: int) -> int:
-    key = (id(f), version)
-    cached = _MIN_SIZES.get(key)
-    if cached is None or cached[0] is not f:
-        cached = (f, _min_size(f.element_type, f.fields, version))
-        _MIN_SIZES[key] = cached
-    return cached[1]
-
-
-_PAIRS: dict[tuple[int, int], tuple[tuple[FieldSpec, ...], Any]] = {}
-
-
-def _pair_shape(fields: tuple[FieldSpec, ...], version: int) -> Any:
-    """For a struct that is, at ``version``, exactly a non-nullable string and a non-nullable array of
-    fixed-width integers (a topic and its partitions): (string first?, names, element struct, bounds); else None.
-
-    Arrays of such structs (owned, assigned and previously assigned partitions) are read and written
-    element by element without the generic interpreter; any element the shortcut cannot take as is
-    (a wrong type, a bad length, short data) goes through the generic path, which gives the exact error.
-    """
-    key = (id(fields), version)
-    cached = _PAIRS.get(key)
-    if cached is not None and cached[0] is fields:
-        return cached[1]
-    shape = None
-    plan = _plan(fields, version)
-    if len(plan) == 2 and all(present and not nullable for _, present, nullable in plan):
-        (a, _, _), (b, _, _) = plan
-        for string, array, first in ((a, b, True), (b, a, False)):
-            if string.type == "string" and array.is_array and not array.fields and array.element_type in _STRUCTS:
-                element = array.element_type
-                shape = (first, string.name, array.name, _STRUCTS[element], _RANGES[element])
-    _PAIRS[key] = (fields, shape)
-    return shape
-
-
-def _read_pair(r: "_Reader", shape: Any) -> dict[str, Any] | None:
-    first, sname, aname, s, _ = shape
-    data, pos, end = r.data, r.pos, len(r.data)
-    if pos + 2 > end:
-        return None
-    (length,) = _INT16.unpack_from(data, pos)
-    pos += 2
-    if length < 0 or pos + length > end:
-        return None
-    try:
-        name = data[pos : pos + length].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    pos += length
-    if pos + 4 > end:
-        return None
-    (count,) = _INT32.unpack_from(data, pos)
-    pos += 4
-    if count < 0 or pos + count * s.size > end:
-        return None
-    values = list(struct.unpack_from(f">{count}{s.format[-1]}", data, pos)) if count else []
-    r.pos = pos + count * s.size
-    return {sname: name, aname: values} if first else {aname: values, sname: name}
-
-
-def _read_plain_string(r: "_Reader") -> str | None:
-    """A non-null string that is all there and valid UTF-8, read in one go; None (nothing consumed) otherwise."""
-    data, pos = r.data, r.pos
-    if pos + 2 > len(data):
-        return None
-    (length,) = _INT16.unpack_from(data, pos)
-    if length < 0 or pos + 2 + length > len(data):
-        return None
-    try:
-        value = data[pos + 2 : pos + 2 + length].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    r.pos = pos + 2 + length
-    return value
-
-
-def _write_pair(out: bytearray, shape: Any, item: Any) -> bool:
-    """Write ``item`` by the shortcut, or return False having written nothing."""
-    _, sname, aname, s, (lo, hi) = shape
-    if type(item) is not dict or len(item) != 2:
-        return False
-    name, values = item.get(sname), item.get(aname)
-    if type(name) is not str or type(values) is not list:
-        return False
-    try:
-        raw = name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    if len(raw) > STRING_MAX_BYTES:
-        return False
-    if values and (set(map(type, values)) != {int} or min(values) < lo or max(values) > hi):
-        return False
-    # the fields in spec order: the shape knows which comes first
-    head = _INT16.pack(len(raw)) + raw
-    tail = _INT32.pack(len(values)) + (struct.pack(f">{len(values)}{s.format[-1]}", *values) if values else b"")
-    out += head + tail if shape[0] else tail + head
-    return True
-
-
-def _min_size(f_type: str, fields: tuple[FieldSpec, ...], version: int) -> int:
-    """Fewest bytes one value of this type can take at ``version`` (used to bound array counts)."""
-    if f_type in PRIMITIVES:
-        return PRIMITIVES[f_type][0]
-    if f_type == "string":
-        return 2
-    if f_type == "bytes" or f_type.startswith("[]"):
-        return 4
-    return sum(_min_size(f.type, f.fields, version) for f in fields if version in f.versions)
-
-
 def _check_nullable(r: _Reader, f: FieldSpec, version: int, length: int, path: str, start: int) -> None:
     if not f.nullable_in(version):
         raise DecodeError(
@@ -239,7 +115,7 @@ def _check_nullable(r: _Reader, f: FieldSpec, version: int, length: int, path: s
 
 def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
     start = r.pos
-    length = r.fixed(_INT16, path, "string length (int16)")
+    length = r.fixed(INT16, path, "string length (int16)")
     if length < 0:
         if not nullable:
             raise DecodeError(
@@ -258,12 +134,12 @@ def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
 
 def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: bool | None = None) -> Any:
     ftype = f.type
-    if ftype in _STRUCTS:
-        return r.fixed(_STRUCTS[ftype], path, ftype)
+    if ftype in STRUCTS:
+        return r.fixed(STRUCTS[ftype], path, ftype)
     if ftype == "string":
         return _read_string(r, path, f.nullable_in(version) if nullable is None else nullable)
     start = r.pos
-    length = r.fixed(_INT32, path, "bytes length (int32)" if ftype == "bytes" else "array count (int32)")
+    length = r.fixed(INT32, path, "bytes length (int32)" if ftype == "bytes" else "array count (int32)")
     if length < 0:
         _check_nullable(r, f, version, length, path, start)
         return None
@@ -272,8 +148,8 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: boo
         return r.take(length)
     # An array: bound the count by what the remaining bytes can possibly hold before building anything.
     element = f.element_type
-    min_size = _array_min_size(f, version)
-    if element in _STRUCTS and length * min_size > r.remaining:
+    min_size = array_min_size(f, version)
+    if element in STRUCTS and length * min_size > r.remaining:
         # Fixed-width elements: the first one that does not fit is known exactly.
         missing = r.remaining // min_size
         raise DecodeError(
@@ -290,17 +166,17 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: boo
         )
     out: list[Any] = []
     if f.is_struct_array:
-        shape = _pair_shape(f.fields, version)
+        shape = pair_shape(f.fields, version)
         for i in range(length):
-            value = _read_pair(r, shape) if shape is not None else None
+            value = read_pair(r, shape) if shape is not None else None
             out.append(value if value is not None else _read_fields(r, f.fields, version, f"{path}[{i}]."))
     elif element == "string":
         for i in range(length):
-            value = _read_plain_string(r)
+            value = read_plain_string(r)
             out.append(value if value is not None else _read_string(r, f"{path}[{i}]", False))
     else:
         # Fixed-width elements, all known to fit (checked above): one unpack instead of one per element.
-        s = _STRUCTS[element]
+        s = STRUCTS[element]
         out = list(struct.unpack_from(f">{length}{s.format[-1]}", r.data, r.pos))
         r.pos += length * s.size
     return out
@@ -313,7 +189,7 @@ def _default_value(f: FieldSpec) -> Any:
 
 def _read_fields(r: _Reader, fields: tuple[FieldSpec, ...], version: int, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for f, present, nullable in _plan(fields, version):
+    for f, present, nullable in field_plan(fields, version):
         if present:
             out[f.name] = _read_value(r, f, version, prefix + f.name, nullable)
         else:
@@ -377,17 +253,17 @@ def _fail(spec: MessageSpec, path: str, message: str) -> EncodeError:
 def _write_int(out: bytearray, spec: MessageSpec, ftype: str, value: Any, path: str) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _fail(spec, path, f"expected an {ftype}, got {type(value).__name__} {value!r}")
-    lo, hi = _RANGES[ftype]
+    lo, hi = RANGES[ftype]
     if not lo <= value <= hi:
         raise _fail(spec, path, f"{value} is outside the {ftype} range [{lo}, {hi}]")
-    out += _STRUCTS[ftype].pack(value)
+    out += STRUCTS[ftype].pack(value)
 
 
 def _write_string(out: bytearray, spec: MessageSpec, value: Any, nullable: bool, path: str) -> None:
     if value is None:
         if not nullable:
             raise _fail(spec, path, "null is not allowed for a non-nullable string")
-        out += _INT16.pack(-1)
+        out += INT16.pack(-1)
         return
     if not isinstance(value, str):
         raise _fail(spec, path, f"expected a string, got {type(value).__name__} {value!r:.60}")
@@ -397,7 +273,7 @@ def _write_string(out: bytearray, spec: MessageSpec, value: Any, nullable: bool,
         raise _fail(spec, path, f"string is not encodable as UTF-8 ({exc.reason} at character {exc.start})") from None
     if len(raw) > STRING_MAX_BYTES:
         raise _fail(spec, path, f"string of {len(raw)} UTF-8 bytes exceeds the {STRING_MAX_BYTES}-byte limit")
-    out += _INT16.pack(len(raw))
+    out += INT16.pack(len(raw))
     out += raw
 
 
@@ -407,7 +283,7 @@ def _write_value(
     ftype = f.type
     if nullable is None:
         nullable = f.nullable_in(version)
-    if ftype in _STRUCTS:
+    if ftype in STRUCTS:
         _write_int(out, spec, ftype, value, path)
         return
     if ftype == "string":
@@ -416,7 +292,7 @@ def _write_value(
     if value is None:
         if not nullable:
             raise _fail(spec, path, "null is not allowed for a non-nullable field")
-        out += _INT32.pack(-1)
+        out += INT32.pack(-1)
         return
     if ftype == "bytes":
         if not isinstance(value, (bytes, bytearray, memoryview)):
@@ -424,7 +300,7 @@ def _write_value(
         raw = bytes(value)
         if len(raw) > INT32_MAX:
             raise _fail(spec, path, f"{len(raw)} bytes exceed the int32 length limit")
-        out += _INT32.pack(len(raw))
+        out += INT32.pack(len(raw))
         out += raw
         return
     if type(value) is list:
@@ -435,13 +311,13 @@ def _write_value(
         items = list(value)
     if len(items) > INT32_MAX:
         raise _fail(spec, path, f"{len(items)} elements exceed the int32 count limit")
-    out += _INT32.pack(len(items))
+    out += INT32.pack(len(items))
     element = f.element_type
-    if element in _STRUCTS and items and set(map(type, items)) == {int}:
+    if element in STRUCTS and items and set(map(type, items)) == {int}:
         # Plain ints (no bools) all in range: one pack for the whole array, bytes as per element.
-        lo, hi = _RANGES[element]
+        lo, hi = RANGES[element]
         if lo <= min(items) and max(items) <= hi:
-            out += struct.pack(f">{len(items)}{_STRUCTS[element].format[-1]}", *items)
+            out += struct.pack(f">{len(items)}{STRUCTS[element].format[-1]}", *items)
             return
     if element == "string" and set(map(type, items)) == {str}:
         try:
@@ -449,12 +325,12 @@ def _write_value(
         except UnicodeEncodeError:
             raws = None
         if raws is not None and max(map(len, raws)) <= STRING_MAX_BYTES:
-            out += b"".join(_INT16.pack(len(raw)) + raw for raw in raws)
+            out += b"".join(INT16.pack(len(raw)) + raw for raw in raws)
             return
     if f.is_struct_array:
-        shape = _pair_shape(f.fields, version)
+        shape = pair_shape(f.fields, version)
         for i, item in enumerate(items):
-            if shape is None or not _write_pair(out, shape, item):
+            if shape is None or not write_pair(out, shape, item):
                 _write_fields(out, spec, f.fields, item, version, f"{path}[{i}].")
         return
     for i, item in enumerate(items):
@@ -475,11 +351,11 @@ def _write_fields(
 ) -> None:
     if type(value) is not dict and not isinstance(value, Mapping):
         raise _fail(spec, prefix.rstrip(".") or "<root>", f"expected an object of fields, got {type(value).__name__}")
-    known = _known(fields, version)
+    known = field_names(fields, version)
     for key in value:
         if key not in known:
             raise _fail(spec, prefix + str(key), f"unknown field (known: {', '.join(sorted(known))})")
-    for f, present, nullable in _plan(fields, version):
+    for f, present, nullable in field_plan(fields, version):
         v = value.get(f.name, _MISSING)
         if not present:
             # Kafka's generated writers drop an ignorable field, or one at its default, silently;
