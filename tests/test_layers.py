@@ -27,7 +27,7 @@ LAYERS: dict[str, set[str]] = {
     "scenarios": BASE,
     "strategies": BASE | {"scenarios"},
     "grading": BASE | {"assignors", "leader", "oracle"},
-    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading"},
+    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading", "_perf"},
     "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "grading", "oracle", "scenarios"},
     "cli": None,  # the command line may import every room
