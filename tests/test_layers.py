@@ -27,10 +27,9 @@ LAYERS: dict[str, set[str]] = {
     "scenarios": BASE,
     "strategies": BASE | {"scenarios"},
     "grading": BASE | {"assignors", "leader", "oracle"},
-    "peers": BASE | {"assignors", "wire", "grading", "_perf"},
-    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading"},
+    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading", "_perf"},
     "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
-    "sweep": BASE | {"assignors", "grading", "oracle", "scenarios"},
+    "sweep": BASE | {"assignors", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},
     "peers": BASE | {"wire", "assignors", "_perf"},
     "cli": None,  # the command line may import every room

@@ -73,8 +73,13 @@ class LeaderResult:
     notes: tuple[str, ...]
 
 
-def lead(scenario: Scenario, assignor: str | AssignorInfo | None = None, *, direct: bool = False) -> LeaderResult:
+def lead(
+    scenario: Scenario, assignor: str | AssignorInfo | None = None, *, direct: bool = False, encode_assignments: bool = True
+) -> LeaderResult:
     """Run one rebalance of ``scenario`` as Kafka's leader would, with ``assignor`` (or the vote winner).
+
+    ``encode_assignments=False`` leaves ``assignments`` empty: the group simulator hands members their
+    partitions directly, and at a million partitions the encoding costs as much as the assignor.
 
     Raises ``InvalidScenario`` for a group Kafka would not get this far with (no common assignor and
     none forced; a cooperative rebalance with an eager-only assignor), ``AssignorFailure`` for the
@@ -106,7 +111,7 @@ def lead(scenario: Scenario, assignor: str | AssignorInfo | None = None, *, dire
             notes.append("validate_cooperative_assignment passed")
         if not any(assignment.revoking.values()):
             assignment = Assignment(assignment.assignment, _revoking(owned, assignment))
-    assignments = assignment_bytes(assignment, [m.id for m in scenario.members])
+    assignments = assignment_bytes(assignment, [m.id for m in scenario.members]) if encode_assignments else {}
     return LeaderResult(assignment, group, selected, protocol, subscriptions, assignments, assign_seconds, tuple(notes))
 
 

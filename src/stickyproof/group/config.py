@@ -17,6 +17,7 @@ __all__ = [
     "rebalance_protocol_of",
     "without_user_data_generation",
     "config_from_dict",
+    "client_era",
 ]
 
 #: The switches of ``--without FEATURE`` (models/protocol.md §5), in the order the docs list them.
@@ -91,6 +92,18 @@ def check_features(without: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise InvalidScenario("without", f"unknown feature {unknown[0]!r} (known: {', '.join(FEATURES)})")
     return out
+
+
+#: The client faults of the releases the historical assignor variants shipped in: before 3.0 a reset
+#: during a join round skipped onJoinPrepare (KAFKA-12983) and no subscription carried a generation
+#: (KIP-792's v2, like the rack's v3, came later). 3.5.1 clients had both. ``--without`` names.
+_PRE_3_0_CLIENT = frozenset({"generation-in-subscription", "join-prepare-after-reset"})
+_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT, "3.5.1": frozenset()}
+
+
+def client_era(variant: str) -> frozenset[str]:
+    """The ``--without`` switches of the clients an assignor release ran in (none for current and user assignors)."""
+    return _CLIENT_ERA.get(variant, frozenset())
 
 
 def without_user_data_generation(names: Iterable[str]) -> tuple[str, ...]:

@@ -183,8 +183,9 @@ def event_from_dict(doc: Any, path: str = "event") -> Event:
         elif key in ("rack", "instance_id"):
             values[key] = None if raw is None else _str(raw, where)
         elif key == "protocol":
-            if raw not in PROTOCOL_SETTINGS:
-                raise InvalidScenario(where, f"must be one of {', '.join(PROTOCOL_SETTINGS)}, got {raw!r}")
+            # null clears a pin: the protocol the assignors give (R36), as after KIP-429's second bounce
+            if raw is not None and raw not in PROTOCOL_SETTINGS:
+                raise InvalidScenario(where, f"must be one of {', '.join(PROTOCOL_SETTINGS)} or null, got {raw!r}")
             values[key] = raw
         elif key in ("ticks", "count", "times", "gap"):
             values[key] = _int(raw, where, 1)
