@@ -289,3 +289,20 @@ def test_a_known_first_answer_is_graded_as_round_one_without_running_again():
     assert len(calls) == 2, "determinism re-run and stability run only"
     with pytest.raises(TypeError):
         grade(s, assignment=sticky_run(s), first=sticky_run(s))
+
+
+def test_a_history_row_is_asked_on_the_leaders_input_and_judged_on_what_members_held():
+    # Under EAGER the leader's input shows no owned partitions (R37), yet a and b held t-0..t-3:
+    # the assignor is asked (round 1 and its re-run) on the input, kept is measured against the holdings.
+    held = scenario(owned={"a": [0, 1], "b": [2, 3]})
+    given = scenario()
+    asked = []
+
+    def run(sc):
+        asked.append(sc)
+        return Assignment({"a": (T(2), T(3)), "b": (T(0), T(1))})
+
+    g = grade(held, run=run, leader_input=given, stability=False)
+    assert asked == [given, given]
+    assert g.valid and (g.kept, g.optimal_kept, g.stickiness) == (0, 4, 0.0)
+    assert g.unnecessary == (T(0), T(1), T(2), T(3))

@@ -154,11 +154,15 @@ def grade_assignor(
     limits: Limits = Limits(),
     answer: Assignment | None = None,
     answer_seconds: float | None = None,
+    truth: Scenario | None = None,
 ) -> Grade:
     """Grade ``assignor`` (a registry name, ``module:callable``, or an ``AssignorInfo``) on ``scenario``.
 
     ``answer``: what the assignor already answered for this very group (a history's rebalance, as
     the leader produced it), graded as round 1 without running it again; ``answer_seconds`` its time.
+    ``truth``: what the members really owned when ``scenario`` (the leader's input) was formed, when
+    that differs (a history's eager members revoked before joining, R37): validity, stickiness and
+    moves are judged on it, the assignor is asked on ``scenario``.
 
     The assignor's failures (a throw, a time limit) are recorded in the grade (``error``,
     ``run_error``), never raised. Raises ``UnknownAssignor`` for a name that does not resolve and
@@ -172,8 +176,9 @@ def grade_assignor(
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
     view = scenario if direct else decoded_view(scenario, info)
+    judged = scenario if truth is None else truth
     graded = grade(
-        scenario,
+        judged,
         run=leader_run(info, direct=direct, limits=limits),
         view=view,
         assignor=info.name,
@@ -183,8 +188,9 @@ def grade_assignor(
         stability=sees_its_history(scenario, info, direct=direct),
         first=answer,
         first_seconds=answer_seconds,
+        leader_input=None if truth is None else scenario,
     )
-    labels = label_failures(scenario, info, graded)
+    labels = label_failures(judged, info, graded)
     return replace(graded, labels=labels) if labels else graded
 
 

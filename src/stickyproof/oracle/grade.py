@@ -138,6 +138,7 @@ def grade(
     stability: bool = True,
     first: Assignment | None = None,
     first_seconds: float | None = None,
+    leader_input: Scenario | None = None,
 ) -> Grade:
     """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
 
@@ -150,6 +151,9 @@ def grade(
     assignment: ``grading`` decides). ``first``: the answer ``run`` already gave for ``scenario``
     (a history's rebalance), used as round 1 instead of calling ``run`` again; ``first_seconds``
     its assign time. ``run`` still answers the determinism, follow-up and stability rounds.
+    ``leader_input``: the group as the leader was handed it when that differs from the truth (a
+    history's eager members revoked what they held before joining, R37, but held it all the same):
+    round 1 and its determinism re-run are asked on it, everything else is judged on ``scenario``.
     """
     if (run is None) == (assignment is None):
         raise TypeError("grade needs exactly one of run= or assignment=")
@@ -163,7 +167,7 @@ def grade(
     elif run is not None:
         start = time.perf_counter()
         try:
-            assignment = _call(run, scenario)
+            assignment = _call(run, leader_input if leader_input is not None else scenario)
         except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
             return _failed(assignor, promise, mode, RunError.of(exc), time.perf_counter() - start)
         assign_seconds = time.perf_counter() - start
@@ -196,7 +200,8 @@ def grade(
         violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
 
     if run is not None and not settle_error:
-        violations.extend(_run_invariants(scenario, assignment, settled, run, settled_state, stability=stability))
+        asked = leader_input if leader_input is not None else scenario
+        violations.extend(_run_invariants(asked, assignment, settled, run, settled_state, stability=stability))
 
     solve_start = time.perf_counter()
     from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
