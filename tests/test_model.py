@@ -203,7 +203,7 @@ names = st.text(alphabet="abcxyz-_.0123456789", min_size=1, max_size=6)
 @st.composite
 def documents(draw):
     topics = draw(st.dictionaries(names, st.integers(0, 6), max_size=4))
-    ids = draw(st.lists(names, unique=True, max_size=5))
+    ids = draw(st.lists(names, unique=True, min_size=1, max_size=5))
     members = []
     for mid in ids:
         subs = draw(st.lists(st.sampled_from(sorted(topics) + ["ghost"]), unique=True, max_size=4))
