@@ -15,6 +15,7 @@ dependencies (OR-Tools, Z3, PySpark) are imported inside handlers so ``--help`` 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable
 
@@ -58,16 +59,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "func"):
-        parser.print_help(sys.stderr)
-        return 2
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not hasattr(args, "func"):
+            parser.print_help(sys.stderr)
+            return 2
         return int(args.func(args) or 0)
     except StickyproofError as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"{type(exc).__name__}: {message}\n")
+        # a lone surrogate quoted from the input is written escaped, never as an encoding error
+        sys.stderr.write(f"{type(exc).__name__}: {message}\n".encode("utf-8", "backslashreplace").decode("utf-8"))
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: whatever was committed stays (a sweep's finished chunks); one line, the shell's code for SIGINT.
+        _quiet_second_interrupt()
+        sys.stderr.write("interrupted\n")
+        return 130
     except BrokenPipeError:  # pragma: no cover - `stickyproof ... | head`
         return 0
+
+
+def _quiet_second_interrupt() -> None:
+    """A second Ctrl-C while the process winds down (Spark stopping, threads joining) ends it at once."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    except ValueError:  # pragma: no cover - not the main thread (main() called from a worker thread)
+        pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..grading import Limits
-from ._common import add_limit_flags, limits_from, load_scenario_ref, print_json
+from ._common import SCENARIO_HELP, add_json_flag, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
 
 GRADE_LIMITS = Limits()
 """``grade`` bounds nothing by default: one group, run by a person who can stop it."""
@@ -15,7 +15,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ..model import load_assignment
     from ..oracle.invariants import check_assignment
 
-    scenario = load_scenario_ref(args.scenario)
+    scenario = load_scenario_ref(args.scenario, args)
     result = check_assignment(scenario, load_assignment(args.assignment), balance=args.balance)
     doc = result.to_dict()
     print_json({"valid": doc["valid"], "violations": doc["violations"], "balance": doc["balance"],
@@ -32,10 +32,12 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         "safety, revoking lists only claimed partitions (models/invariants.md). Prints {valid, violations: [{invariant, "
         "witness}]}; exit 1 when any invariant fails.",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
-    p.add_argument("assignment", help="assignment document (stickyproof.assignment/1)")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    p.add_argument("assignment", help="assignment document (stickyproof.assignment/1), or '-' for standard input")
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
                    help="balance mode (default: uniform when all subscriptions are equal, else global)")
+    add_size_flags(p)
+    add_json_flag(p, "print the result as JSON")
     p.set_defaults(func=_cmd_check)
 
 
@@ -43,7 +45,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from ..grading import grade_assignment, grade_assignor
 
     limits = limits_from(args, GRADE_LIMITS)
-    scenario = load_scenario_ref(args.scenario)
+    scenario = load_scenario_ref(args.scenario, args)
     if args.assignment:
         from ..model import load_assignment
 
@@ -65,7 +67,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         "(optimal_kept_truth). Prints one JSON grade; exit 1 when it is not valid (an assignor that throws is "
         "recorded in 'error').",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--assignor", help="built-in name, NAME@VERSION variant, or module.path:callable")
     who.add_argument("--assignment", metavar="FILE", help="grade this assignment document instead of running an assignor")
@@ -73,4 +75,6 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
                    help="the mode 'valid' is judged by (default: uniform on equal subscriptions, else global)")
     add_limit_flags(p, GRADE_LIMITS, "assignor_seconds", "z3_query_seconds")
+    add_size_flags(p)
+    add_json_flag(p, "print the grade as JSON")
     p.set_defaults(func=_cmd_grade)

@@ -21,7 +21,17 @@ from .features import scenario_features
 from .generate import Draw, build_scenario
 from .space import InvalidSpace, Space
 
-__all__ = ["sample", "derive_seed", "RandomDraw", "Space", "InvalidSpace", "scenario_features"]
+__all__ = [
+    "sample",
+    "derive_seed",
+    "RandomDraw",
+    "Space",
+    "InvalidSpace",
+    "scenario_features",
+    "HYPOTHESIS_BUFFER",
+    "smallest_draw",
+    "check_hypothesis_budget",
+]
 
 T = TypeVar("T")
 
@@ -95,6 +105,94 @@ class RandomDraw(Draw):
                 seen.add(key)
             out.append(item)
         return out
+
+
+# ------------------------------------------------------------------------------------------
+# What a space costs Hypothesis (the hunt's driver) to draw
+
+#: Hypothesis's bound on what one example may draw (``hypothesis.internal.conjecture.engine.BUFFER_SIZE``,
+#: in its choice bytes: 1 per boolean, 1 + bit_length // 8 per integer). A group needing more overruns
+#: on every draw, and the hunt ends with nothing drawn after minutes (``members=2000``: 287 s).
+HYPOTHESIS_BUFFER = 8 * 1024
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _CountingDraw(RandomDraw):
+    """``RandomDraw`` that counts each choice as Hypothesis sizes it, stopping past ``budget``."""
+
+    def __init__(self, rng: random.Random, space: Space, budget: int):
+        super().__init__(rng, space)
+        self.spent = 0
+        self.budget = budget
+
+    def _spend(self, n: int) -> None:
+        self.spent += n
+        if self.spent > self.budget:
+            raise _OverBudget
+
+    def integer(self, low: int, high: int) -> int:
+        value = super().integer(low, high)
+        self._spend(1 + abs(value).bit_length() // 8)
+        return value
+
+    def boolean(self) -> bool:
+        self._spend(1)
+        return super().boolean()
+
+    def lists(self, element: Callable[[Any], T], *, min_size: int, max_size: int,
+              unique_by: Callable[[T], Hashable] | None = None) -> list[T]:
+        self._spend(min_size + 1)  # one "another element?" choice per element, and the one that stops
+        return super().lists(element, min_size=min_size, max_size=min_size, unique_by=unique_by)
+
+
+def smallest_draw(space: Space, budget: int = HYPOTHESIS_BUFFER) -> int:
+    """Choice bytes Hypothesis spends on the smallest group of ``space`` (every range at its low bound,
+    every choice knob at its first value: where Hypothesis shrinks to), or ``budget + 1`` once past
+    ``budget`` (counting stops there, so this is cheap whatever the space)."""
+    from dataclasses import fields, replace
+
+    from .space import RANGE_KNOBS
+
+    low = replace(space, **{f.name: (getattr(space, f.name)[0],) * 2 if f.name in RANGE_KNOBS else getattr(space, f.name)[:1]
+                            for f in fields(space)})
+    draw = _CountingDraw(random.Random(0), low, budget)
+    try:
+        build_scenario(draw, max_members=space.members[1])
+    except _OverBudget:
+        return budget + 1
+    return draw.spent
+
+
+def check_hypothesis_budget(space: Space) -> None:
+    """``InvalidSpace`` naming the knob when Hypothesis could never draw the smallest group of ``space``
+    (what ``hunt`` checks before it starts, instead of failing after minutes)."""
+    from dataclasses import replace
+
+    from .space import RANGE_KNOBS
+
+    needed = smallest_draw(space)
+    if needed <= HYPOTHESIS_BUFFER:
+        return
+    default = Space()
+    # Name the knob whose lower bound, put back to its default, saves the most.
+    best, best_cost = "members", needed
+    for knob in RANGE_KNOBS:
+        lo, hi = getattr(space, knob)
+        base = getattr(default, knob)[0]
+        if lo > base:
+            cost = smallest_draw(replace(space, **{knob: (base, max(base, hi))}))
+            if cost < best_cost:
+                best, best_cost = knob, cost
+    lo = getattr(space, best)[0]
+    raise InvalidSpace(
+        best,
+        f"{best}={lo}..: the smallest group of this space needs more than the {HYPOTHESIS_BUFFER:,} bytes of choices "
+        "Hypothesis lets one example draw, so the hunt could never draw one; lower its lower bound (or use "
+        "'stickyproof sweep', whose seeded sampler has no such bound)",
+    )
 
 
 def sample(seed: int, index: int, space: Space | None = None) -> Scenario:
