@@ -233,9 +233,9 @@ def _version(d: Mapping[str, Any], override: int | None, highest: int, kind: str
         return override
     version = _int(d.get("version", highest), "version")
     if not lowest <= version <= known:
+        newer = f"; a newer one decodes with the v{known} layout, write it as {known}" if kind in ("subscription", "assignment") else ""
         raise InvalidScenario("version", f"{kind} has versions {lowest}-{known}; got {version} "
-                              f"(stickyproof writes no version it does not know; a newer one decodes with the "
-                              f"v{known} layout, write it as {known})")
+                              f"(stickyproof writes no version it does not know{newer})")
     return version
 
 
