@@ -24,8 +24,8 @@ SCENARIO_HELP = "scenario file, '-' for standard input, or a bundled scenario na
 #: built, with exit 2 naming the limit. They admit the project's production scale (Kafka's large
 #: test shape, 2,000 members x 1,000,000 partitions) with headroom; peak memory at the largest
 #: accepted input is measured by benchmarks/limits.py.
-DEFAULT_MAX_PARTITIONS = 2_000_000
-DEFAULT_MAX_MEMBERS = 10_000
+DEFAULT_MAX_PARTITIONS = 1_000_000
+DEFAULT_MAX_MEMBERS = 5_000
 
 
 class Parser(argparse.ArgumentParser):

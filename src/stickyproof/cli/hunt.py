@@ -24,7 +24,7 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
         MofNCompleteColumn(),
         TextColumn("{task.fields[note]}"),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, quiet=not sys.stderr.isatty()),  # no bar (nor its blank line) in a log
         transient=True,
     )
     tasks: dict[str, Any] = {}

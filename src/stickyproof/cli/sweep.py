@@ -17,11 +17,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
 
     assignors = [a.strip() for a in args.assignors.split(",") if a.strip()] if args.assignors else None
-    bar = progress_bar(Console(stderr=True))
+    bar = progress_bar(Console(stderr=True, quiet=not sys.stderr.isatty()))  # no bar (nor its blank line) in a log
     tasks: list[Any] = []
 
     def progress(done: float, total: int) -> None:
         if not tasks:  # the bar appears once grading starts, not before the input is checked
+            _quiet_spark_on_interrupt()
             bar.start()
             tasks.append(bar.add_task("grading", total=total))
         bar.update(tasks[0], completed=done, total=total)
@@ -57,6 +58,36 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print(f"report: {outcome.report}")
     failing_rows = any(line.failing for line in outcome.summary.lines)
     return 1 if args.strict and failing_rows else 0
+
+
+def _quiet_spark_on_interrupt() -> None:
+    """Ctrl-C during grading: PySpark's own SIGINT handler cancels every job, and Spark logs each
+    cancelled task with its Java stack (dozens of lines). Switch Spark's logging off first, then let
+    PySpark cancel (committed chunks stay; the next run resumes), so the command ends with exit 130
+    and the one line ``interrupted``. Installed from the first progress call, which the main thread
+    makes once the session is up."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    from pyspark import SparkContext
+
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        context = SparkContext._active_spark_context
+        if context is not None:
+            try:  # every logger, the ones configured at their own level included
+                jvm = context._jvm
+                jvm.org.apache.logging.log4j.core.config.Configurator.setAllLevels("", jvm.org.apache.logging.log4j.Level.OFF)
+            except Exception:  # noqa: BLE001 - the JVM may already be going away
+                pass
+        if callable(previous):
+            previous(signum, frame)  # PySpark's: cancels all jobs, raises KeyboardInterrupt
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
 
 
 def add_sweep(sub: argparse._SubParsersAction) -> None:
