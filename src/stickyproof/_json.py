@@ -43,15 +43,21 @@ def parse_json(text: str | bytes, source: str = "input") -> Any:
         marks.append("constant")
         return _Flagged(f"{name} is not a JSON value")
 
+    def loads(**hooks: Any) -> Any:
+        try:
+            return json.loads(text, object_pairs_hook=pairs, parse_constant=constant, **hooks)
+        except json.JSONDecodeError as exc:
+            raise InvalidScenario("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        except RecursionError as exc:
+            raise InvalidScenario("", f"{source} nests too deeply to read") from exc
+
     try:
-        doc = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
-    except json.JSONDecodeError as exc:
-        raise InvalidScenario("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise InvalidScenario("", f"{source} nests too deeply to read") from exc
-    except ValueError:  # an integer past sys.get_int_max_str_digits(): find it again to name it
+        doc = loads()
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits(): read again to name it
+        if isinstance(exc, InvalidScenario):
+            raise
         marks.append("integer")
-        doc = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_int=_bounded_int)
+        doc = loads(parse_int=_bounded_int)
     if marks or _SURROGATE_ESCAPE.search(text):
         _refuse_flagged(doc, source)
     return doc
