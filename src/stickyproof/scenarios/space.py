@@ -75,11 +75,11 @@ KNOB_MAX: dict[str, int] = {
     "partitions": 10_000,
     "zero_partition_topics": 1_000,
     "generation": MAX_RANGE_VALUE,
-    "stale": 1_000,
-    "double_claims": 1_000,
-    "unknown_generation": 1_000,
-    "deleted_topic_claims": 1_000,
-    "past_count_claims": 1_000,
+    "stale": 100,
+    "double_claims": 100,
+    "unknown_generation": 100,
+    "deleted_topic_claims": 100,
+    "past_count_claims": 100,
 }
 #: The most partitions a space's largest group may hold (topics x partitions, upper bounds).
 MAX_SPACE_PARTITIONS = 10_000
