@@ -323,6 +323,14 @@ def test_an_event_past_max_ticks_is_an_error_naming_the_event(tmp_path, capsys):
     assert code == 2 and "its last restart at tick 50" in one_line(err)
 
 
+def test_a_simulation_longer_than_the_documented_limit_is_refused(tmp_path, capsys):
+    events = write(tmp_path, '{"format": "stickyproof.events/1", "config": {"max_ticks": 2147483647}, "events": '
+                             '[{"at": 2147483646, "event": "crash", "member": "c1"}]}', "e.json")
+    code, _, err = run(["simulate", "kip341-stale-rejoin", "--events", events], capsys)
+    assert code == 2 and one_line(err) == ("InvalidScenario: config.max_ticks: 2,147,483,647 ticks, more than the "
+                                           "simulator's limit of 100,000 (docs/limits.md)")
+
+
 def test_the_last_tick_before_the_horizon_still_runs(tmp_path, capsys):
     events = write(tmp_path, '[{"at": 599, "event": "crash", "member": "c1"}]', "e.json")
     code, out, _ = run(["simulate", "kip341-stale-rejoin", "--events", events, "--json"], capsys)

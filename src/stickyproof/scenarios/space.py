@@ -64,9 +64,8 @@ IDS = ("plain", "kafka")
 MAX_RANGE_VALUE = 1_000_000
 
 #: The largest value each range knob accepts in a ``Space`` (``--space``): sizes the seeded sampler
-#: draws a group of within seconds on one core (measured at the corners by
-#: tests/test_scenarios_caps.py; the generator's prior-ownership and claim steps grow with members x
-#: partitions). A cap used to be 1,000,000 for every knob, and ``members=1000000`` never produced a
+#: draws a group of within seconds on one core (the corners are measured by benchmarks/limits.py: at
+#: most 5 s; the generator's prior-ownership and claim steps grow with members x partitions). A cap used to be 1,000,000 for every knob, and ``members=1000000`` never produced a
 #: sample; a typo now fails at once, naming the knob and its cap. The production scale (2,000
 #: members x 1,000,000 partitions) is graded from files, not sampled (docs/limits.md).
 KNOB_MAX: dict[str, int] = {
@@ -94,9 +93,9 @@ KNOB_HELP: dict[str, str] = {
     "double_claims": "partitions claimed by two members of the same generation",
     "unknown_generation": "claimants whose generation is -1 (old clients, reset members)",
     "deleted_topic_claims": "claims on topics that no longer exist",
-    "past_count_claims": "claims on partition numbers at or past the topic's count (KAFKA_SEMANTICS §10 K1)",
+    "past_count_claims": "claims on partition numbers at or past the topic's count (hazard K1, docs/rules.md)",
     "subscriptions": "uniform (all equal), heterogeneous (random subsets), nested (prefixes), "
-    "disjoint (two halves), empty (some members subscribe to nothing, R13)",
+    "disjoint (two halves), empty (some members subscribe to nothing, R13, docs/rules.md)",
     "ownership": "what members own before this rebalance: none, balanced, skewed, or a balanced prior "
     "assignment after members left/joined or partitions/topics were added/deleted",
     "versions": "ConsumerProtocolSubscription versions members speak (each member draws one)",
