@@ -268,7 +268,8 @@ def test_space_knobs_past_what_the_sampler_can_build_are_refused_naming_the_knob
 def test_hunt_refuses_a_space_hypothesis_could_never_draw_at_once(capsys):
     started = time.perf_counter()
     code, _, err = run(["hunt", "--assignor", "range", "--space", "members=2000"], capsys)
-    assert code == 2 and one_line(err).startswith("InvalidSpace: space knob members: members=2000..: the smallest group")
+    assert code == 2 and one_line(err).startswith("InvalidSpace: space knob members: members=2000..: only 0% of this "
+                                                  "space's smallest groups fit")
     assert time.perf_counter() - started < 10
 
 
