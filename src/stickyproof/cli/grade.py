@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..grading import Limits
-from ._common import SCENARIO_HELP, add_json_flag, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
+from ._common import SCENARIO_HELP, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
 
 GRADE_LIMITS = Limits()
 """``grade`` bounds nothing by default: one group, run by a person who can stop it."""
@@ -36,8 +36,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p.add_argument("assignment", help="assignment document (stickyproof.assignment/1), or '-' for standard input")
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
                    help="balance mode (default: uniform when all subscriptions are equal, else global)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON (what check prints today)")
     add_size_flags(p)
-    add_json_flag(p, "print the result as JSON")
     p.set_defaults(func=_cmd_check)
 
 
@@ -74,7 +74,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--direct", action="store_true", help="hand the scenario's own owned/generation to the assignor (no wire)")
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,
                    help="the mode 'valid' is judged by (default: uniform on equal subscriptions, else global)")
+    p.add_argument("--json", action="store_true", help="print the grade as JSON (what grade prints today)")
     add_limit_flags(p, GRADE_LIMITS, "assignor_seconds", "z3_query_seconds")
     add_size_flags(p)
-    add_json_flag(p, "print the grade as JSON")
     p.set_defaults(func=_cmd_grade)
