@@ -1,9 +1,11 @@
-"""What running an assignor out of process (``exec:``, models/assignor-protocol.md) costs.
+"""What running an assignor out of process (``exec:``, models/assignor-protocol.md) costs, and every
+available adapter beside stickyproof's built-in assignors.
 
-    python benchmarks/peers.py                 both parts
-    python benchmarks/peers.py --part overhead per-call overhead on a 2-member group only
-    python benchmarks/peers.py --part large    the 2,000 x 1,000,000 group only
-    python benchmarks/peers.py --quick         the large group scaled down (200 members x 100,000 partitions)
+    python benchmarks/peers.py                  parts 1 and 3 (about 10-14 minutes on 2 shared cores)
+    python benchmarks/peers.py --quick          the same, shapes divided by 10 (about a minute)
+    python benchmarks/peers.py --part overhead  per-call overhead on a 2-member group only
+    python benchmarks/peers.py --part adapters --shape kip615-2100
+    python benchmarks/peers.py --part large     the 2,000 x 1,000,000 group across the pipe (part 2)
 
 Part 1, per-call overhead: a trivial Python child (the protocol's §7 example: the first member
 takes everything) answers ``--calls`` requests for a 2-member group; the time of the whole call
@@ -19,7 +21,21 @@ and what Kafka's large test feeds back) and ``blocks`` (member i owns 500 consec
 of one topic). Each with and without the ranges encoding (§4). Reported: building the request,
 the exchange (write, the child decoding, assigning and encoding, reading), checking the answer,
 the child's own assign time, the bytes each way; and beside them stickyproof's in-process
-``cooperative-sticky`` on the same group. Figures are wall-clock on a shared machine.
+``cooperative-sticky`` on the same group.
+
+Part 3, every adapter: the shapes of benchmarks/assignors.py (imported, not copied) that Kafka
+times its assignors on, each with the assignors Kafka times there (``PLAN``): its large uniform and
+non-equal tests (2,000 x 1,000,000, round 1 fresh, round 2 with every member but the first owning
+its round-1 result at generation 1, the round-1 result being the built-in's), KIP-615's 2,100 x
+2,100 and the JMH grid's largest point (10,000 x 500,000). Each group is built once as the leader
+hands it over (each member's JoinGroup bytes and what they decode to); then stickyproof's built-in
+assignor and every adapter of that name (``kafka-java:``, ``franz-go:``, ``kafka-python:``) that
+resolves run on it, one call each. Reported per adapter: ``assign`` as the peer measured it
+(``assign_seconds``), ``outside`` (the rest of the call: the pipe and the harness for ``exec:``,
+kafka-python's own codecs and cluster metadata in process), and both over the built-in's time. An
+adapter that does not resolve is skipped with the reason; a protocol it does not serve is said so.
+kafka-python runs in a forked child killed at ``--python-seconds`` and is not run again on a shape
+at least as large. Figures are wall-clock on a shared machine.
 """
 
 from __future__ import annotations
@@ -320,17 +336,23 @@ def _time_peer(info, group, seconds: float) -> dict:
 
 
 def _resolve_peers(names: set[str]) -> dict[str, object]:
-    """Every adapter of ``PEERS`` x ``names`` that resolves; one line per peer that does not, saying why."""
+    """Every adapter of ``PEERS`` x ``names`` that resolves; one line per peer (or adapter) that does not, saying why."""
     from stickyproof.assignors import get_assignor
     from stickyproof.errors import UnknownAssignor
 
     found: dict[str, object] = {}
     for peer in PEERS:
+        why: dict[str, str] = {}
         for name in sorted(names):
             try:
                 found[f"{peer}:{name}"] = get_assignor(f"{peer}:{name}")
             except UnknownAssignor as exc:
-                print(f"  skipped {peer}:{name}: {str(exc).splitlines()[0]}")
+                why[name] = str(exc).splitlines()[0]
+        if why and len(set(why.values())) == 1 and len(why) == len(names):
+            print(f"  skipped {next(iter(why.values()))}")
+        else:
+            for name, reason in why.items():
+                print(f"  skipped {peer}:{name}: {reason}")
     return found
 
 
