@@ -1,4 +1,4 @@
-"""The JSON Schemas in models/ agree with the reader in model.py."""
+"""The JSON Schemas in models/ agree with the readers in model/documents.py."""
 
 from __future__ import annotations
 

@@ -1,161 +1,32 @@
-"""Scenario, Member, Topic, Assignment: the interchange format of SCENARIO_FORMAT.md as frozen values.
+"""Reading and writing the format's JSON documents.
 
-Readers enforce every rule of the format and raise ``InvalidScenario`` naming the JSON path and
-the value (``members[2].owned.orders[1]: negative partition -3``); writers emit the canonical
-document (defaults included, keys in a fixed order) so a round trip is the identity.
-
-``Index`` interns members and partitions into dense integers in *sorted* order, so code that
-works on arrays is deterministic whatever order the document listed things in.
+Readers enforce every rule of SCENARIO_FORMAT.md and raise ``InvalidScenario`` naming the JSON
+path and the value; writers emit the canonical document (defaults included, keys in a fixed
+order) so a round trip is the identity.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping
 
-from ._json import has_surrogate, parse_json, surrogate_message
-from .errors import InvalidScenario
-
-__all__ = [
-    "SCENARIO_FORMAT",
-    "ASSIGNMENT_FORMAT",
-    "PROTOCOLS",
-    "DEFAULT_GENERATION",
-    "TopicPartition",
-    "Topic",
-    "Member",
-    "Scenario",
-    "Assignment",
-    "Index",
-    "scenario_from_dict",
-    "topics_from_dict",
-    "scenario_to_dict",
-    "assignment_from_dict",
-    "assignment_to_dict",
-    "parse_json",
-    "load_scenario",
-    "load_assignment",
-    "dump_json",
-    "jsonable",
-    "partitions_by_topic",
-    "tp_map_to_dict",
-]
-
-SCENARIO_FORMAT = "stickyproof.scenario/1"
-ASSIGNMENT_FORMAT = "stickyproof.assignment/1"
-PROTOCOLS = ("eager", "cooperative")
-DEFAULT_GENERATION = -1
-MAX_VERSION = 3
-INT32_MAX = 2**31 - 1
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a topic; sorts by (topic, partition)."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-@dataclass(frozen=True)
-class Topic:
-    """A topic in the leader's metadata: name, partition count, and optional replica racks per partition."""
-
-    name: str
-    partitions: int
-    racks: tuple[tuple[str, ...], ...] | None = None
-
-    def partition_list(self) -> list[TopicPartition]:
-        return [TopicPartition(self.name, p) for p in range(self.partitions)]
-
-
-@dataclass(frozen=True)
-class Member:
-    """One group member as it stands when it (re)joins.
-
-    ``topics`` keeps the document's order (Kafka's path selection compares raw lists, R12);
-    ``owned`` keeps claim order as written, because claim order matters to Kafka (R16 before 3.7.1).
-    """
-
-    id: str
-    topics: tuple[str, ...]
-    owned: tuple[TopicPartition, ...] = ()
-    generation: int = DEFAULT_GENERATION
-    version: int = MAX_VERSION
-    rack: str | None = None
-    instance_id: str | None = None
-    assignors: tuple[str, ...] = ()
-
-    def owned_by_topic(self) -> dict[str, list[int]]:
-        return tp_map_to_dict(self.owned)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A consumer group at one rebalance: the metadata the leader sees and the members in JoinGroup order."""
-
-    topics: tuple[Topic, ...]
-    members: tuple[Member, ...]
-    protocol: str = "eager"
-    name: str = ""
-
-    def topic(self, name: str) -> Topic | None:
-        for t in self.topics:
-            if t.name == name:
-                return t
-        return None
-
-    @property
-    def partition_counts(self) -> dict[str, int]:
-        return {t.name: t.partitions for t in self.topics}
-
-    def member(self, member_id: str) -> Member:
-        for m in self.members:
-            if m.id == member_id:
-                return m
-        raise KeyError(member_id)
-
-    def partition_count(self) -> int:
-        """Partitions in the leader's metadata, counted without building them (a topic may have 2^31 - 1)."""
-        return sum(t.partitions for t in self.topics)
-
-    def subscribed_partition_count(self) -> int:
-        """``len(self.subscribed_partitions())``, by arithmetic: what ``validate`` reports and the limits check."""
-        subscribed = {t for m in self.members for t in m.topics}
-        return sum(t.partitions for t in self.topics if t.name in subscribed)
-
-    def subscribed_partitions(self) -> list[TopicPartition]:
-        """Every existing partition of a topic somebody subscribes to, sorted (KAFKA_SEMANTICS 0.4)."""
-        subscribed = {t for m in self.members for t in m.topics}
-        return [
-            TopicPartition(t.name, p)
-            for t in sorted(self.topics, key=lambda t: t.name)
-            if t.name in subscribed
-            for p in range(t.partitions)
-        ]
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """An assignor's answer: partitions per member, and (cooperative rounds) partitions withheld for revocation."""
-
-    assignment: Mapping[str, tuple[TopicPartition, ...]]
-    revoking: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
-
-    def owner_of(self) -> dict[TopicPartition, list[str]]:
-        owners: dict[TopicPartition, list[str]] = {}
-        for member_id, tps in self.assignment.items():
-            for tp in tps:
-                owners.setdefault(tp, []).append(member_id)
-        return owners
-
-    def loads(self) -> dict[str, int]:
-        return {m: len(tps) for m, tps in self.assignment.items()}
-
+from .._json import has_surrogate, parse_json, surrogate_message
+from ..errors import InvalidScenario
+from .values import (
+    ASSIGNMENT_FORMAT,
+    DEFAULT_GENERATION,
+    INT32_MAX,
+    MAX_VERSION,
+    PROTOCOLS,
+    SCENARIO_FORMAT,
+    Assignment,
+    Member,
+    Scenario,
+    Topic,
+    TopicPartition,
+    tp_map_to_dict,
+)
 
 # --------------------------------------------------------------------------------------------
 # Reading: every rule of SCENARIO_FORMAT.md, each raising InvalidScenario(path, what).
@@ -320,14 +191,6 @@ def scenario_from_dict(doc: Any) -> Scenario:
     return Scenario(topics, members, protocol, name)
 
 
-def tp_map_to_dict(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    """Group partitions by topic, topics and partitions sorted: the canonical JSON shape."""
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return {t: sorted(out[t]) for t in sorted(out)}
-
-
 def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> tuple[TopicPartition, ...]:
     """Read ``{topic: [partitions]}`` at ``path`` into partitions, checking types, signs and (unless
     ``allow_repeats``) repeats. An assignor's answer may list a partition twice (a bug worth reporting
@@ -483,102 +346,3 @@ def jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
-
-
-# --------------------------------------------------------------------------------------------
-# Dense interning
-
-
-@dataclass(frozen=True)
-class Index:
-    """Dense ids in *sorted* order: the one place where names become integers and back.
-
-    Members: ``members`` sorted -> 0..M-1, then ``outsiders`` (ids an assignment names that are not
-    in the group) sorted -> M..M+O-1. Topics: the keys of ``topic_count`` sorted -> 0..T-1
-    (``topics``). Partitions: sorted (topic, partition) over the counts -> 0..P-1; a topic counted
-    0 (listed with no partitions, or only named by a subscription or an assignment) has a topic id
-    but no partitions. Numbering never depends on the order a document listed things in, so the
-    array code over it is deterministic (STYLE_EXAMPLES rule 2).
-
-    ``partition_id`` bounds-checks untrusted claims: a claim on a missing topic, or on a partition
-    number outside ``[0, count)``, has no id (returns ``None``) rather than indexing someone
-    else's slot. ``member_ids``/``topic_ids`` are the lookups themselves, for hot loops.
-    """
-
-    members: tuple[str, ...]
-    topic_count: Mapping[str, int]
-    outsiders: tuple[str, ...] = ()
-    topics: tuple[str, ...] = field(init=False)
-    topic_offset: Mapping[str, int] = field(init=False, repr=False)
-    num_partitions: int = field(init=False)
-    member_ids: Mapping[str, int] = field(init=False, repr=False)
-    topic_ids: Mapping[str, int] = field(init=False, repr=False)
-    _starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    _nonempty: tuple[str, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        members = tuple(sorted(self.members))
-        outsiders = tuple(sorted(set(self.outsiders) - set(members)))
-        topics = tuple(sorted(self.topic_count))
-        counts = {t: max(0, self.topic_count[t]) for t in topics}
-        offset, start = {}, 0
-        for t in topics:
-            offset[t] = start
-            start += counts[t]
-        nonempty = tuple(t for t in topics if counts[t])
-        for name, value in (
-            ("members", members),
-            ("outsiders", outsiders),
-            ("topics", topics),
-            ("topic_count", counts),
-            ("topic_offset", offset),
-            ("num_partitions", start),
-            ("member_ids", {m: i for i, m in enumerate(members + outsiders)}),
-            ("topic_ids", {t: i for i, t in enumerate(topics)}),
-            ("_starts", tuple(offset[t] for t in nonempty)),
-            ("_nonempty", nonempty),
-        ):
-            object.__setattr__(self, name, value)
-
-    @classmethod
-    def of(cls, scenario: Scenario, *, only_subscribed: bool = False) -> "Index":
-        """The group's members and the partitions of its existing, non-empty topics (only those
-        somebody subscribes to, with ``only_subscribed``: D1 of models/optimal-assignment.md)."""
-        subscribed = {t for m in scenario.members for t in m.topics}
-        counts = {
-            t.name: t.partitions for t in scenario.topics if t.partitions > 0 and (not only_subscribed or t.name in subscribed)
-        }
-        return cls(tuple(m.id for m in scenario.members), counts)
-
-    @property
-    def num_members(self) -> int:
-        return len(self.members)
-
-    def member_id(self, member: str) -> int:
-        """The dense id of a member or outsider (KeyError if neither)."""
-        return self.member_ids[member]
-
-    def member(self, i: int) -> str:
-        """The member (or outsider) with dense id ``i``."""
-        m = len(self.members)
-        return self.members[i] if i < m else self.outsiders[i - m]
-
-    def topic_id(self, topic: str) -> int:
-        return self.topic_ids[topic]
-
-    def partition_id(self, topic: str, partition: int) -> int | None:
-        base = self.topic_offset.get(topic)
-        if base is None or not 0 <= partition < self.topic_count[topic]:
-            return None
-        return base + partition
-
-    def topic_partition(self, pid: int) -> TopicPartition:
-        import bisect
-
-        if not 0 <= pid < self.num_partitions:
-            raise IndexError(f"partition id {pid} outside 0..{self.num_partitions - 1}")
-        topic = self._nonempty[bisect.bisect_right(self._starts, pid) - 1]
-        return TopicPartition(topic, pid - self.topic_offset[topic])
-
-    def topic_partitions(self) -> list[TopicPartition]:
-        return [TopicPartition(t, p) for t in self._nonempty for p in range(self.topic_count[t])]
