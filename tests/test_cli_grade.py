@@ -74,5 +74,7 @@ def test_a_terminal_gets_one_human_line(monkeypatch, capsys):
     assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky@2.2"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("INVALID: duplicate (t-0 to c1, c2)") and out.count("\n") == 1
+    # the failure is the incident that release is kept to reproduce, and the line says so
+    assert out.endswith(" — known bug of the release sticky@2.2 (docs/grade.md)\n")
     assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky", "--json"]) == 0
     assert capsys.readouterr().out.startswith("{")

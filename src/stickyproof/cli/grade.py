@@ -112,12 +112,24 @@ _PROMISE = {
 }
 
 
+_KNOWN = {"historical": "known bug of the release", "kafka-bug": "known Kafka bug", "hazard": "known Kafka hazard"}
+
+
+def _known(labels: list[dict[str, Any]]) -> str:
+    """`` — known Kafka hazard K1 (docs/grade.md)``: what the failures match, once per rule
+    (the JSON grade has every label with its text)."""
+    seen = dict.fromkeys((label["category"], label["rule"]) for label in labels)
+    if not seen:
+        return ""
+    return " — " + "; ".join(f"{_KNOWN.get(c, c)} {r}" for c, r in seen) + " (docs/grade.md)"
+
+
 def grade_line(doc: dict[str, Any]) -> str:
     """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``."""
     if doc.get("error"):
         return f"FAILED: {doc['assignor']} gave no assignment: {doc['error']}"
     if not doc["valid"]:
-        return verdict_line(False, doc["violations"])
+        return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or [])
     parts = ["valid", _PROMISE.get(doc["contract"], f"contract {doc['contract']}")]
     kept, best = doc["kept"], doc["optimal_kept"]
     if best is not None:
