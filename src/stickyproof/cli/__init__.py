@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _common.Parser(
         prog="stickyproof",
         description="stickyproof: grade Kafka consumer-group partition assignors against provably optimal "
-        "assignments and protocol invariants. Exit codes: 0 ok, 1 a violation found, 2 bad input or usage.",
+        "assignments and protocol invariants. Exit codes: 0 ok, 1 a violation found, 2 bad input or usage (one line naming the field), 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"stickyproof {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_common.Parser)

@@ -89,7 +89,10 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
     print(f"{'name':<{width}}  {'kafka name':<18}  {'variant':<7}  {'protocols':<19}  description")
     for i in infos:
         print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {','.join(i.protocols):<19}  {i.description}")
-    print("user assignors: --assignor module.path:callable (see stickyproof.assignors.registry)")
+    print("your own: --assignor module.path:callable (run in an isolated worker process), or exec:CMD [ARGS] "
+          "(any language, models/assignor-protocol.md)")
+    print("other clients: kafka-python:NAME (pip install 'stickyproof[peers]'), franz-go:NAME and kafka-java:NAME "
+          "(harnesses built by peers/*/build.sh; docs/peers.md)")
     return 0
 
 
