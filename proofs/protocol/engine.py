@@ -111,14 +111,15 @@ def instances(model: ProtocolModel, v: Concrete) -> list[tuple[Action, tuple[int
     return [(a, args) for a in model.actions for args in v.tuples(a.params)]
 
 
-def transition(model: ProtocolModel, v: Concrete, s: ConcreteState, t: ConcreteState, tag: str) -> tuple[list[Any], z3.ArithRef, list]:
+def transition(model: ProtocolModel, v: Concrete, s: ConcreteState, t: ConcreteState, tag: str,
+               choice: ChoiceState | None = None) -> tuple[list[Any], z3.ArithRef, list]:
     """Constraints for one step ``s -> t`` (a multiplexer over the action instances).
 
     ``act`` selects the instance; every variable of ``t`` is the selected instance's update or
     the old value. Returns (constraints, selector, instances).
     """
     inst = instances(model, v)
-    choice = ChoiceState(v, CHOICES, f"c{tag}")
+    choice = choice if choice is not None else ChoiceState(v, CHOICES, f"c{tag}")
     effects = [model.effect(a, v, s, args, choice) for a, args in inst]
     if v.int_bits is None:
         sel = z3.Int(f"act{tag}")
@@ -184,7 +185,7 @@ class Unrolling:
     """The concrete model unrolled from its initial state; grows on demand."""
 
     def __init__(self, variant: Variant, sizes: dict[str, int], depth: int,
-                 restrict: Callable[[ProtocolModel, Concrete, ConcreteState], Any] | None = None):
+                 restrict: Callable[["Unrolling", int], Any] | None = None):
         self.variant = variant
         self.sizes = dict(sizes)
         self.v = Concrete(sizes, int_bits=int_bits_for(depth))
@@ -192,6 +193,7 @@ class Unrolling:
         self.states = [ConcreteState(self.v, STATE, "s0")]
         self.constraints: list[Any] = [to_z3(self.model.init(self.v, self.states[0]))]
         self.sels: list[tuple[Any, list]] = []
+        self.choices: list[ChoiceState] = []
         self.restrict = restrict
         for _ in range(depth):
             self.extend()
@@ -199,12 +201,19 @@ class Unrolling:
     def extend(self) -> None:
         k = len(self.states) - 1
         t = ConcreteState(self.v, STATE, f"s{k + 1}")
-        cons, sel, inst = transition(self.model, self.v, self.states[k], t, str(k))
+        choice = ChoiceState(self.v, CHOICES, f"c{k}")
+        cons, sel, inst = transition(self.model, self.v, self.states[k], t, str(k), choice)
         self.constraints += cons
-        if self.restrict is not None:
-            self.constraints.append(to_z3(self.restrict(self.model, self.v, self.states[k])))
+        self.choices.append(choice)
         self.sels.append((sel, inst))
         self.states.append(t)
+        if self.restrict is not None and k >= 1:  # a restriction may look at the step before
+            self.constraints.append(to_z3(self.restrict(self, k - 1)))
+
+    def step_is(self, k: int, action: str, args: tuple | None = None) -> Any:
+        """Step ``k`` is ``action`` (with ``args`` when given)."""
+        sel, inst = self.sels[k]
+        return OR(*[sel == i for i, (a, a_args) in enumerate(inst) if a.name == action and (args is None or a_args == args)])
 
     def violation_within(self, prop: str, depth: int) -> z3.ModelRef | None:
         """A run whose state at some index <= ``depth`` breaks ``prop``, or None (unsat)."""
@@ -241,7 +250,7 @@ class Unrolling:
 
 
 def bmc(variant: Variant, sizes: dict[str, int], prop: str, depth: int, *, minimal: bool = False,
-        restrict: Callable[[ProtocolModel, Concrete, ConcreteState], Any] | None = None) -> BmcResult:
+        restrict: Callable[[Unrolling, int], Any] | None = None) -> BmcResult:
     """Search for a run of at most ``depth`` steps that breaks ``prop``.
 
     One query over the whole unrolling ("some state within ``depth`` is bad"). With ``minimal``,
