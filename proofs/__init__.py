@@ -15,6 +15,8 @@ __all__ = ["statements", "Outcome", "Promise", "Statement", "PROVED", "COUNTEREX
 
 
 def statements() -> tuple[Statement, ...]:
+    from .constrained.statements import STATEMENTS as constrained
+    from .optimal.statements import STATEMENTS as optimal
     from .protocol.statements import STATEMENTS as protocol
 
-    return tuple(protocol)
+    return tuple(protocol) + tuple(constrained) + tuple(optimal)
