@@ -59,6 +59,7 @@ class _Instance:
         else:
             self.sub = [[z3.BoolVal(subs[m][t]) for t in range(T)] for m in range(N)]
         self.cnt = [z3.Int(f"cnt[{t}]") if counts is None else z3.IntVal(counts[t]) for t in range(T)]
+        self.subs = subs
         self.keep = [[z3.Int(f"keep[{t}][{i}]") for i in range(K)] for t in range(T)]  # -1: no retainable claimant
 
     def exists(self, t: int, i: int) -> Any:
@@ -72,6 +73,15 @@ class _Instance:
         for t in range(self.T):
             for i in range(self.K - 1):
                 out.append(z3.Implies(self.exists(t, i + 1), self.keep[t][i] <= self.keep[t][i + 1]))
+        if self.subs is not None:
+            # members with the same subscriptions are interchangeable: the later one is a claimant only if
+            # the earlier one is a claimant of an earlier partition (value precedence, flattened order)
+            flat = [self.keep[t][i] for t in range(self.T) for i in range(self.K)]
+            for m in range(self.N - 1):
+                if tuple(self.subs[m]) != tuple(self.subs[m + 1]):
+                    continue
+                for q, k in enumerate(flat):
+                    out.append(z3.Implies(k == m + 1, z3.Or(*[flat[j] == m for j in range(q)]) if q else False))
         for t in range(self.T):
             out += [self.cnt[t] >= 0, self.cnt[t] <= self.K,
                     z3.Implies(self.cnt[t] > 0, z3.Or(*[self.sub[m][t] for m in range(self.N)]))]
