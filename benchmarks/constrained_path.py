@@ -21,6 +21,7 @@ import time
 from stickyproof.assignors.base import GroupSubscription, Subscription
 from stickyproof.assignors.constrained import constrained_assign
 from stickyproof.assignors.ownership import resolve_prior_owners
+from stickyproof.assignors.releases import STICKY
 from stickyproof.assignors.sticky import assign_sticky, build_sticky_input
 from stickyproof.model import Topic
 
@@ -59,10 +60,10 @@ def best(fn, repeat: int) -> tuple[float, float, object]:
 
 def run(label: str, group: GroupSubscription, repeat: int) -> object:
     full, full_cpu, result = best(lambda: assign_sticky(group), repeat)
-    inp = build_sticky_input(group, cooperative=False)
-    prior = resolve_prior_owners(inp)
-    step, step_cpu, _ = best(lambda: constrained_assign(inp, prior), repeat)
-    resolve, resolve_cpu, _ = best(lambda: resolve_prior_owners(inp), repeat)
+    inp = build_sticky_input(group, STICKY)
+    prior = resolve_prior_owners(inp, STICKY)
+    step, step_cpu, _ = best(lambda: constrained_assign(inp, prior, STICKY), repeat)
+    resolve, resolve_cpu, _ = best(lambda: resolve_prior_owners(inp, STICKY), repeat)
     print(
         f"{label:24s} assign_sticky {full:6.3f} s (cpu {full_cpu:6.3f})   resolve_prior_owners {resolve:6.3f} s "
         f"(cpu {resolve_cpu:6.3f})   constrained_assign {step:6.3f} s (cpu {step_cpu:6.3f})"

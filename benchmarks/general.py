@@ -117,14 +117,15 @@ def main(argv=None) -> int:
         built = time.perf_counter() - t0
         fresh, secs = timed(inp, prior, args.profile)
         sizes = sorted(len(v) for v in fresh.assignment.values())
-        print(f"{shape:10} {'fresh':7} {built:8.2f} {secs:9.2f}  min {sizes[0]} max {sizes[-1]}", flush=True)
+        print(f"{shape:10} {'fresh':7} {built:8.2f} {secs:9.2f}  min {sizes[0]} max {sizes[-1]} engine {fresh.engine}", flush=True)
         t0 = time.perf_counter()
         inp, prior = build(shape, fresh.assignment)
         built = time.perf_counter() - t0
         rejoin, secs = timed(inp, prior, args.profile)
         sizes = sorted(len(v) for v in rejoin.assignment.values())
         kept = sum(len(set(fresh.assignment[m]) & set(rejoin.assignment[m])) for m in inp.members if m != _name("c", 0, SHAPES[shape]["members"]))
-        print(f"{shape:10} {'rejoin':7} {built:8.2f} {secs:9.2f}  min {sizes[0]} max {sizes[-1]} kept {kept}", flush=True)
+        print(f"{shape:10} {'rejoin':7} {built:8.2f} {secs:9.2f}  min {sizes[0]} max {sizes[-1]} kept {kept} "
+              f"engine {rejoin.engine}", flush=True)
     return 0
 
 

@@ -75,7 +75,7 @@ def run_pool(groups: int, seed: int, assignors: Sequence[str], params: RowParams
     return time.perf_counter() - start, rows
 
 
-def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[str], time_limit: float | None,
+def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[str], limits: Any,
               workers: int, fake_seconds: float, out: Path) -> dict[str, Any]:
     from stickyproof.sweep.run import run_sweep
     from stickyproof.sweep.session import start_session
@@ -91,7 +91,7 @@ def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[
 
             cloudpickle.register_pickle_by_value(sys.modules[__name__])
         outcome = run_sweep(
-            out, groups=groups, seed=seed, assignors=assignors, space=space, time_limit=time_limit, session=session,
+            out, groups=groups, seed=seed, assignors=assignors, space=space, limits=limits, session=session,
             row_fn=fake_group if fake_seconds else None, report=False,
         )
     finally:
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--assignors", default=None, help="comma-separated (default: every registered assignor)")
     parser.add_argument("--space", nargs="*", default=[], metavar="KNOB=VALUE")
-    parser.add_argument("--time-limit", type=float, default=None)
+    parser.add_argument("--z3-query-seconds", type=float, default=None, help="seconds per Z3 query (default: the sweep's)")
     parser.add_argument("--workers", type=int, default=2, help="pool processes = Spark local cores (default 2)")
     parser.add_argument("--fake-ms", type=float, default=0.0, help="replace grading by this much CPU per row")
     parser.add_argument("--pool-only", action="store_true")
@@ -124,13 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from stickyproof.sweep.run import DEFAULT_TIME_LIMIT, canonical_space, resolve_assignors
+    from dataclasses import replace
+
+    from stickyproof.sweep.run import DEFAULT_LIMITS, canonical_space, resolve_assignors
 
     fake = args.fake_ms / 1000.0
     assignors = resolve_assignors(args.assignors.split(",") if args.assignors else None) if not fake else ("a", "b")
-    time_limit = args.time_limit if args.time_limit is not None else DEFAULT_TIME_LIMIT
+    limits = DEFAULT_LIMITS if args.z3_query_seconds is None else replace(DEFAULT_LIMITS, z3_query_seconds=args.z3_query_seconds)
     space = canonical_space(args.space) if not fake else tuple(args.space)
-    params = RowParams(space=tuple(space), time_limit=time_limit)
+    params = RowParams(space=tuple(space), limits=limits)
     result: dict[str, Any] = {
         "groups": args.groups, "workers": args.workers, "assignors": list(assignors), "space": list(space),
         "fake_ms_per_row": args.fake_ms,
@@ -142,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = None
         out = Path(args.out) if args.out else Path(tmp := tempfile.mkdtemp(prefix="stickyproof-bench-")) / "run"
         try:
-            spark = run_spark(args.groups, args.seed, assignors, space, time_limit, args.workers, fake, out)
+            spark = run_spark(args.groups, args.seed, assignors, space, limits, args.workers, fake, out)
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)

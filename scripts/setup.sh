@@ -18,7 +18,7 @@ stamp=".venv/.stamp-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing stickyproof and its dependencies into .venv (first run takes a minute)" >&2
   .venv/bin/python -m pip install -q --upgrade pip >&2
-  .venv/bin/python -m pip install -q -e '.[dev]' >&2
+  .venv/bin/python -m pip install -q -e '.[dev,peers]' >&2
   rm -f .venv/.stamp-*
   touch "$stamp"
 fi

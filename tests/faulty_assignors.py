@@ -151,6 +151,14 @@ def raises_on_two_topics(doc: dict[str, Any]) -> dict[str, Any]:
     return optimal(doc)
 
 
+def two_faults(doc: dict[str, Any]) -> dict[str, Any]:
+    """Two faults at once: raises KeyError on two topics (as ``raises_on_two_topics``), and otherwise
+    drops a partition with three members (as ``drops_a_partition_with_three_members``)."""
+    if any(len(m["topics"]) >= 2 for m in doc["members"]):
+        raise KeyError("second topic")
+    return drops_a_partition_with_three_members(doc)
+
+
 SLOW_SECONDS = 2.0
 
 
@@ -170,6 +178,7 @@ for _fn in (
     nondeterministic_swap,
     ignores_ownership,
     raises_on_two_topics,
+    two_faults,
     slow_with_four_members,
 ):
     _fn.supported_protocols = BOTH  # type: ignore[attr-defined]

@@ -63,3 +63,16 @@ def test_grade_needs_an_assignor_or_an_assignment(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["grade", "per-topic-skew"])
     assert exc.value.code == 2
+
+
+def test_a_terminal_gets_one_human_line(monkeypatch, capsys):
+    # issue 14, item 6: the verdict first, in words; a pipe (or --json) gets the JSON record.
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky"]) == 0
+    out = capsys.readouterr().out
+    assert out == "valid; Kafka-balanced; kept all 4 an optimal assignment keeps\n"
+    assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky@2.2"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("INVALID: duplicate (t-0 to c1, c2)") and out.count("\n") == 1
+    assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky", "--json"]) == 0
+    assert capsys.readouterr().out.startswith("{")

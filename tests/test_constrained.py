@@ -12,29 +12,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stickyproof.assignors.constrained import (
-    CURRENT_RULES,
-    NO_MORE_UNFILLED,
-    _constrained_fast,
-    _constrained_reference,
-    constrained_assign,
-    rules_for_variant,
-)
+from stickyproof.assignors.constrained import NO_MORE_UNFILLED, constrained_assign, constrained_fast
+from stickyproof.assignors.engines import FAST, REFERENCE, Declined
 from stickyproof.assignors.ownership import resolve_prior_owners
+from stickyproof.assignors.reference.constrained import constrained_reference
+from stickyproof.assignors.releases import COOPERATIVE_STICKY, COOPERATIVE_STICKY_3_5_1, STICKY, Release
 from stickyproof.assignors.sticky import assign_cooperative_sticky, assign_sticky, build_sticky_input
-from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
+from stickyproof.assignors.sticky_types import StickyInput
 from stickyproof.errors import AssignorFailure
 from stickyproof.javaorder import hashmap_order
 
-from .test_sticky_support import input_of, member, scenario, tps, wire_group
+from .builders import group, input_of, member, strs, tps, wire_group
 
 
-def strs(assignment) -> dict[str, list[str]]:
-    return {m: [str(p) for p in v] for m, v in assignment.items()}
-
-
-def run(inp: StickyInput, *, variant: str = "current"):
-    return constrained_assign(inp, resolve_prior_owners(inp, variant=variant), variant=variant)
+def run(inp: StickyInput, *, release: Release = STICKY):
+    """The release's constrained builder on ``inp`` (R12 assumed: the tests here give equal subscriptions)."""
+    return release.constrained_builder(inp, resolve_prior_owners(inp, release), release)
 
 
 def ordered(*ids: str) -> tuple[str, ...]:
@@ -83,7 +76,7 @@ def test_R16_owned_sorted_by_partition_then_topic_before_quota():
 
 def test_R16_claim_order_before_3_7_1():
     claims = {"a": (["x-0", "x-1", "y-0"], 1), "b": (["x-2", "y-1", "y-2"], 1), "c": ((), 1)}
-    result = run(input_of({"x": 3, "y": 3}, claims, order=ordered("a", "b", "c")), variant="3.5.1")
+    result = run(input_of({"x": 3, "y": 3}, claims, order=ordered("a", "b", "c")), release=COOPERATIVE_STICKY_3_5_1)
     assert [str(p) for p in result.assignment["a"]] == ["x-0", "x-1"]
     assert [str(p) for p in result.assignment["b"]] == ["x-2", "y-1"]
 
@@ -92,10 +85,10 @@ def test_R17_multiply_claimed_partition_stripped_even_from_higher_generation_win
     # R9: gens 3, 3, 5 in map order: the gen-5 member wins t-0 but t-0 is in DUP, so it is withheld.
     claims = {"a": (["t-0"], 3), "b": (["t-0"], 3), "c": (["t-0"], 5)}
     inp = input_of({"t": 3}, claims, order=ordered("a", "b", "c"))
-    prior = resolve_prior_owners(inp)
+    prior = resolve_prior_owners(inp, STICKY)
     assert prior.consumer_to_owned_partitions["c"] == tps("t-0")
     assert prior.partitions_with_multiple_previous_owners == frozenset(tps("t-0"))
-    result = constrained_assign(inp, prior)
+    result = constrained_assign(inp, prior, STICKY)
     assert strs(result.assignment) == {"a": ["t-0"], "b": ["t-1"], "c": ["t-2"]}
     assert strs({str(k): [v] for k, v in result.partitions_transferring_ownership.items()}) == {"t-0": ["a"]}
 
@@ -121,26 +114,35 @@ def test_R19_unfilled_members_sorted_by_member_id_in_java_order():
 
 def test_R20_rack_round_robin_prefers_rack_aligned_members():
     racks = (("r1",), ("r2",), ("r1",), ("r2",))
-    s = scenario(
+    s = group(
         {"t": racks},
-        [member("a", ["t"], rack="r2"), member("b", ["t"], rack="r1")],
+        [member("a").topics("t").rack("r2"), member("b").topics("t").rack("r1")],
+        protocol="cooperative",
     )
     result = assign_sticky(wire_group(s, assignor="sticky"))
     # Each partition goes to the next under-min member on its rack, cursor kept between partitions.
     assert strs(result.assignment) == {"a": ["t-1", "t-3"], "b": ["t-0", "t-2"]}
 
 
-def test_R20_rack_mismatched_owned_partition_is_maybe_revoked_and_transferring():
-    # CooperativeStickyAssignorTest.testUniformSubscriptionTransferOwnershipListIsRight: racks a, b, a, b.
+def _transfer_ownership_list_input() -> StickyInput:
+    """testUniformSubscriptionTransferOwnershipListIsRight's group as the cooperative assignor sees it:
+    topic1's partitions on racks a, b, a, b; c0 (rack a) owns topic1-0, 1 and c1 (rack b) owns 2, 3,
+    so each owns one partition on the other's rack."""
     racks = (("a",), ("b",), ("a",), ("b",))
-    s = scenario(
+    s = group(
         {"topic1": racks},
         [
-            member("c0", ["topic1"], ["topic1-0", "topic1-1"], 1, rack="a"),
-            member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
+            member("c0").topics("topic1").owns("topic1", 0, 1).generation(1).rack("a"),
+            member("c1").topics("topic1").owns("topic1", 2, 3).generation(1).rack("b"),
         ],
+        protocol="cooperative",
     )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), cooperative=True)
+    return build_sticky_input(wire_group(s, assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+
+
+def test_R20_rack_mismatched_owned_partition_is_maybe_revoked_and_transferring():
+    # CooperativeStickyAssignorTest.testUniformSubscriptionTransferOwnershipListIsRight: racks a, b, a, b.
+    inp = _transfer_ownership_list_input()
     assert inp.rack_aware
     result = run(inp)
     assert len(result.partitions_transferring_ownership) == 2
@@ -174,23 +176,24 @@ def _kafka_15170_group():
     free partition; c is aligned with none.
     """
     racks = (("r1", "r2"),) + (("r1",),) * 6
-    return scenario(
+    return group(
         {"t": racks},
         [
-            member("a", ["t"], ["t-0", "t-1"], 1, rack="r1"),
-            member("b", ["t"], ["t-2", "t-3"], 1, rack="r1"),
-            member("c", ["t"], [], 1, rack="r2"),
+            member("a").topics("t").owns("t", 0, 1).generation(1).rack("r1"),
+            member("b").topics("t").owns("t", 2, 3).generation(1).rack("r1"),
+            member("c").topics("t").generation(1).rack("r2"),
         ],
+        protocol="cooperative",
     )
 
 
 def test_R22_final_check_fails_when_a_member_stays_under_min_quota():
     # Before KAFKA-15170 the rack round robin neither counted members reaching max_quota nor cleared
     # at_min: a and b both get a rack-aligned partition, c ends with 1 < min 2, R22 throws.
-    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), cooperative=True)
+    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), COOPERATIVE_STICKY)
     assert inp.rack_aware
     with pytest.raises(AssignorFailure) as err:
-        run(inp, variant="3.5.1")
+        run(inp, release=COOPERATIVE_STICKY_3_5_1)
     assert err.value.kafka_exception == "IllegalStateException"
     assert "haven't reached the expected number" in str(err.value)
     fixed = run(inp)
@@ -233,16 +236,8 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
     # testUniformSubscriptionTransferOwnershipListIsRight under 3.5.1: the rack-mismatched owned
     # partitions move to the other member but were not recorded, so the cooperative assignor
     # handed them over at once while their owner still held them.
-    racks = (("a",), ("b",), ("a",), ("b",))
-    s = scenario(
-        {"topic1": racks},
-        [
-            member("c0", ["topic1"], ["topic1-0", "topic1-1"], 1, rack="a"),
-            member("c1", ["topic1"], ["topic1-2", "topic1-3"], 1, rack="b"),
-        ],
-    )
-    inp = build_sticky_input(wire_group(s, assignor="cooperative-sticky"), cooperative=True)
-    assert run(inp, variant="3.5.1").partitions_transferring_ownership == {}
+    inp = _transfer_ownership_list_input()
+    assert run(inp, release=COOPERATIVE_STICKY_3_5_1).partitions_transferring_ownership == {}
     assert len(run(inp).partitions_transferring_ownership) == 2
 
 
@@ -252,14 +247,14 @@ def test_R25_before_kafka_15170_rack_mismatched_claims_were_not_transferring():
 
 def test_R48_rack_mode_off_when_every_partition_is_on_every_rack():
     racks = (("a", "b"), ("a", "b"))
-    s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
-    assert not build_sticky_input(wire_group(s, assignor="sticky"), cooperative=False).rack_aware
+    s = group({"t": racks}, [member("x").topics("t").rack("a"), member("y").topics("t").rack("b")], protocol="cooperative")
+    assert not build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
 def test_R48_rack_mode_on_when_a_partition_misses_a_rack():
     racks = (("a",), ("a", "b"))
-    s = scenario({"t": racks}, [member("x", ["t"], rack="a"), member("y", ["t"], rack="b")])
-    assert build_sticky_input(wire_group(s, assignor="sticky"), cooperative=False).rack_aware
+    s = group({"t": racks}, [member("x").topics("t").rack("a"), member("y").topics("t").rack("b")], protocol="cooperative")
+    assert build_sticky_input(wire_group(s, assignor="sticky"), STICKY).rack_aware
 
 
 def test_R48_member_without_rack_never_mismatches_owned_partitions():
@@ -267,9 +262,14 @@ def test_R48_member_without_rack_never_mismatches_owned_partitions():
     # z (no rack) keeps t-0 although t-0 is on rack a. The rack round robin gives t-1 to y (rack b):
     # transferring, so withheld this round while x revokes it.
     racks = (("a",), ("b",))
-    s = scenario(
+    s = group(
         {"t": racks},
-        [member("x", ["t"], ["t-1"], 1, rack="a"), member("y", ["t"], [], 1, rack="b"), member("z", ["t"], ["t-0"], 1)],
+        [
+            member("x").topics("t").owns("t", 1).generation(1).rack("a"),
+            member("y").topics("t").generation(1).rack("b"),
+            member("z").topics("t").owns("t", 0).generation(1),
+        ],
+        protocol="cooperative",
     )
     result = assign_cooperative_sticky(wire_group(s, assignor="cooperative-sticky"))
     assert strs(result.assignment) == {"x": [], "y": [], "z": ["t-0"]}
@@ -309,7 +309,7 @@ def test_K1_merge_desynchronised_at_the_first_partition_throws():
 def test_K2_member_with_empty_subscription_iterating_first_gets_partitions():
     ids = hashmap_order(["a", "b", "c"])
     assert ids[0] == "a"
-    s = scenario({"t": 3}, [member("a", []), member("b", ["t"]), member("c", ["t"])], protocol="eager")
+    s = group({"t": 3}, [member("a"), member("b").topics("t"), member("c").topics("t")], protocol="eager")
     result = assign_sticky(wire_group(s, assignor="sticky"))
     assert len(result.assignment["a"]) == 1
 
@@ -333,20 +333,19 @@ def constrained_inputs(draw):
 
 
 @settings(max_examples=300)
-@given(constrained_inputs(), st.sampled_from(["current", "3.5.1"]))
-def test_fast_path_equals_reference(inp, variant):
-    prior = resolve_prior_owners(inp, variant=variant)
-    rules = rules_for_variant(variant)
+@given(constrained_inputs(), st.sampled_from([COOPERATIVE_STICKY, COOPERATIVE_STICKY_3_5_1]))
+def test_fast_path_equals_reference(inp, release):
+    prior = resolve_prior_owners(inp, release)
     try:
-        expected = _constrained_reference(inp, prior, rules)
+        expected = constrained_reference(inp, prior, release)
     except AssignorFailure as exc:
         expected = exc
     try:
-        fast = _constrained_fast(inp, prior, rules)
+        fast = constrained_fast(inp, prior, release)
     except AssignorFailure as exc:
         assert isinstance(expected, AssignorFailure) and str(exc) == str(expected)
         return
-    if fast is None:
+    except Declined:
         return
     assert not isinstance(expected, AssignorFailure), expected
     assert {m: list(v) for m, v in fast.assignment.items()} == {m: list(v) for m, v in expected.assignment.items()}
@@ -357,7 +356,38 @@ def test_fast_path_taken_for_a_large_clean_group():
     claims = {f"c{i:03d}": ([f"t-{j}" for j in range(i * 3, i * 3 + 3)], 1) for i in range(100)}
     claims.update({f"n{i}": ((), 1) for i in range(20)})
     inp = input_of({"t": 400, "u": 50}, claims)
-    prior = resolve_prior_owners(inp)
-    fast = _constrained_fast(inp, prior, CURRENT_RULES)
+    prior = resolve_prior_owners(inp, STICKY)
+    fast = constrained_fast(inp, prior, STICKY)
     assert fast is not None
-    assert fast == _constrained_reference(inp, prior, CURRENT_RULES)
+    assert fast == constrained_reference(inp, prior, STICKY)
+
+
+# ------------------------------------------------------------------------------------------
+# The fallback protocol: every result records its engine (engines.py)
+
+
+def test_fast_engine_result_records_fast_and_no_decline():
+    result = run(input_of({"t": 5}, {"a": (["t-0"], 1), "b": ((), 1)}))
+    assert (result.engine, result.declined) == (FAST, None)
+
+
+def test_fast_engine_declines_k1_with_a_reason_and_the_transcription_runs():
+    inp = input_of({"t": 4}, {"a": (["t-0", "t-7"], 1), "b": (["t-1"], 1)}, order=ordered("a", "b"))
+    with pytest.raises(Declined) as declined:
+        constrained_fast(inp, resolve_prior_owners(inp, STICKY), STICKY)
+    result = run(inp)
+    assert result.engine == REFERENCE and result.declined == declined.value.reason
+    assert "K1" in result.declined
+
+
+def test_fast_engine_declines_rack_mode():
+    inp = build_sticky_input(wire_group(_kafka_15170_group(), assignor="cooperative-sticky"), COOPERATIVE_STICKY)
+    result = run(inp, release=COOPERATIVE_STICKY)
+    assert result.engine == REFERENCE and "rack" in result.declined
+
+
+def test_the_2_6_builder_is_its_own_transcription():
+    from stickyproof.assignors.releases import STICKY_2_6
+
+    result = run(input_of({"t": 5}, {"a": (["t-0"], 1), "b": ((), 1)}), release=STICKY_2_6)
+    assert (result.engine, result.declined) == (REFERENCE, None)

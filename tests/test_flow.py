@@ -1,7 +1,7 @@
 """The min-cost flow oracle (models/optimal-assignment.md §5): exact, and proven by its certificate.
 
-The certificate checker is graded too: it must reject every way a flow can be wrong (K1 capacity,
-K2 conservation, K3 a loose relaxation, K4 a cheaper flow exists), so a pass means something.
+The certificate checker is graded too: it must reject every way a flow can be wrong (FC1 capacity,
+FC2 conservation, FC3 a loose relaxation, FC4 a cheaper flow exists), so a pass means something.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from stickyproof.errors import InvalidScenario, SolverError
-from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
 from stickyproof.oracle.aggregate import aggregate
-from stickyproof.oracle.brute import brute_optimum, evaluate_choice
 from stickyproof.oracle.flow import (
     FlowLayout,
     build_flow,
@@ -28,13 +27,10 @@ from stickyproof.oracle.flow import (
     solve_flow_model,
 )
 
+from .brute import brute_optimum, evaluate_choice
+from .builders import group
+
 TP = TopicPartition
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def hetero(seed: int = 3, members: int = 12, topics: int = 6) -> Scenario:
@@ -73,7 +69,7 @@ def test_certificate_accepts_the_solver_flow():
 
 def test_certificate_rejects_a_flow_that_gives_up_a_kept_partition():
     # Move one unit from a used keep arc (F2) to the pool arc (F3) of the same hub and member:
-    # still feasible, one partition less kept, so K4 must fail under the same potentials.
+    # still feasible, one partition less kept, so FC4 must fail under the same potentials.
     model, flow, potential = certified(hetero())
     f2_flow = flow[model.f2]
     i = int(np.flatnonzero(f2_flow > 0)[0])
@@ -86,9 +82,9 @@ def test_certificate_rejects_a_flow_that_gives_up_a_kept_partition():
     tampered[arc_pool] += 1
     result = check(model, tampered, potential)
     assert not result.ok
-    assert any(f.startswith("K4") for f in result.failures)
-    # and it is still a feasible flow: K1-K3 hold, only optimality is refuted
-    assert not any(f[:2] in ("K1", "K2", "K3") for f in result.failures)
+    assert any(f.startswith("FC4") for f in result.failures)
+    # and it is still a feasible flow: FC1-FC3 hold, only optimality is refuted
+    assert not any(f[:3] in ("FC1", "FC2", "FC3") for f in result.failures)
 
 
 def test_certificate_rejects_an_unbalanced_flow():
@@ -109,17 +105,17 @@ def test_certificate_rejects_an_unbalanced_flow():
     tampered[a_used[-1]] -= 1
     tampered[b_free[0]] += 1
     result = check(model, tampered, potential)
-    assert [f[:2] for f in result.failures] == ["K4"]
+    assert [f[:3] for f in result.failures] == ["FC4"]
 
 
 def test_certificate_rejects_broken_conservation_and_capacity():
     model, flow, potential = certified(hetero())
     tampered = flow.copy()
     tampered[0] += 1  # one more unit out of the source than it supplies
-    assert any(f.startswith("K2") for f in check(model, tampered, potential).failures)
+    assert any(f.startswith("FC2") for f in check(model, tampered, potential).failures)
     tampered = flow.copy()
     tampered[model.f2.start] = model.capacity[model.f2.start] + 1
-    assert any(f.startswith("K1") for f in check(model, tampered, potential).failures)
+    assert any(f.startswith("FC1") for f in check(model, tampered, potential).failures)
 
 
 def test_certificate_rejects_tampered_potentials():
@@ -137,7 +133,7 @@ def test_certificate_rejects_a_loose_overflow_arc():
     model = build_flow(aggregate(s), upper=1)
     flow = solve_flow_model(model)
     result = check(model, flow, residual_potentials(model, flow))
-    assert any(f.startswith("K3") for f in result.failures)
+    assert any(f.startswith("FC3") for f in result.failures)
 
 
 def test_k3_failure_makes_the_solver_retry_with_a_larger_bound():

@@ -1,19 +1,18 @@
 """The sticky general path (KAFKA_SEMANTICS.md R26-R33, §10 K3): one test per rule, Kafka's own cases, equivalence.
 
 ``general_assign`` is called with ``StickyInput``/``PriorOwners`` built here by hand (``group``), with a
-small stand-in for prior-ownership resolution (``resolve``, R5-R8) so these tests do not depend on
-``ownership.py``. Every run goes through both engines, the fast one and the transcription
-(``general_reference``), and asserts they agree before looking at the answer.
+small stand-in for prior-ownership resolution (``builders.literal_prior_owners``, R5-R8) so these
+tests do not depend on ``ownership.py``. Every run goes through both engines, the fast one and the transcription
+(``reference/general.py``), and asserts they agree before looking at the answer.
 
-Shared checkers: ``check_valid`` (Kafka's validity: subscribed topics only, no partition twice, plus
-completeness), ``r33_balanced`` (``verifyValidityAndBalance``'s balance), ``fully_balanced``
-(``isFullyBalanced``), ``GeneralRun.is_sticky`` (``isSticky()``) and ``moves_never_ping_pong``
-(the same property computed from before/after owners, independent of the engine's records).
+The checkers are tests/checks.py's: ``validity`` (Kafka's validity: subscribed topics only, no
+partition twice, plus completeness), ``r33_balanced`` (``verifyValidityAndBalance``'s balance),
+``fully_balanced`` (``isFullyBalanced``) and ``moves_never_ping_pong`` (``isSticky()`` computed from
+before/after owners, independent of the engine's records, beside ``GeneralRun.is_sticky``).
 """
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -22,15 +21,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stickyproof.assignors import general_reference
 from stickyproof.assignors.general import GeneralRun, general_assign, general_run
 from stickyproof.assignors.general_state import BalanceTracker, Movements
-from stickyproof.assignors.general_reference import reference_run
+from stickyproof.assignors.reference import general as general_reference
+from stickyproof.assignors.reference.general import reference_run
 from stickyproof.assignors.racks import use_rack_aware_assignment
 from stickyproof.assignors.sticky_types import MemberData, PriorOwners, StickyInput
 from stickyproof.errors import AssignorFailure
 from stickyproof.javaorder import hashmap_order, java_string_key, topic_partition_hash
-from stickyproof.model import Scenario, TopicPartition, parse_json, scenario_from_dict
+from stickyproof.model import Scenario, TopicPartition, tp_map_to_dict
+
+from .builders import literal_prior_owners
+from .checks import fully_balanced, moves_never_ping_pong, r33_balanced, rack_mismatches, validity
+from .test_kafka_cases import load_case as load_kafka_case
+from .test_regressions import load_regression
 
 TESTS = Path(__file__).parent
 KAFKA_CASES = sorted((TESTS / "kafka_cases").glob("sticky-general-*.json"))
@@ -41,38 +45,6 @@ TP = TopicPartition
 
 # ------------------------------------------------------------------------------------------
 # Builders
-
-
-def resolve(inp: StickyInput) -> PriorOwners:
-    """R5-R8 (current rule), enough for these tests: members in map order, claims in claim order."""
-    owner: dict[TopicPartition, str] = {}
-    kept: dict[str, list[TopicPartition]] = {m: [] for m in inp.members}
-    dup: set[TopicPartition] = set()
-    max_generation = -1
-    for m in inp.members:
-        md = inp.member_data[m]
-        g = -1 if md.generation is None else md.generation
-        max_generation = max(max_generation, g)
-        for tp in md.partitions:
-            if tp.topic not in inp.partitions_per_topic:
-                continue  # R5
-            other = owner.get(tp)
-            if other is None:
-                kept[m].append(tp)  # R7
-                owner[tp] = m
-                continue
-            og = inp.wire_generation[other]
-            if g == og:
-                dup.add(tp)
-                if tp in kept[other]:
-                    kept[other].remove(tp)
-                owner[tp] = m
-            elif g > og:
-                kept[m].append(tp)
-                if tp in kept[other]:
-                    kept[other].remove(tp)
-                owner[tp] = m
-    return PriorOwners({m: tuple(v) for m, v in kept.items()}, frozenset(dup), max_generation)
 
 
 def group(
@@ -116,7 +88,7 @@ def group(
         partition_racks=partition_racks,
         rack_aware=rack_aware,
     )
-    return inp, resolve(inp)
+    return inp, literal_prior_owners(inp)
 
 
 def scenario_group(scn: Scenario) -> tuple[StickyInput, PriorOwners]:
@@ -127,9 +99,8 @@ def scenario_group(scn: Scenario) -> tuple[StickyInput, PriorOwners]:
 
 
 def load_case(path: Path) -> tuple[Scenario, dict]:
-    doc = parse_json(path.read_bytes(), str(path))
-    expect = doc.pop("expect")
-    return scenario_from_dict(doc), expect
+    """A Kafka case or a regression file, read by the reader of its folder (its keys checked there)."""
+    return load_regression(path) if path.parent.name == "regressions" else load_kafka_case(path)
 
 
 def run(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
@@ -160,86 +131,11 @@ def sorted_strings(assignment: Mapping[str, Sequence[TopicPartition]]) -> dict[s
     return {m: ", ".join(sorted(str(tp) for tp in tps)) for m, tps in assignment.items()}
 
 
-def as_topic_map(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for t, p in sorted(tps):
-        out.setdefault(t, []).append(p)
-    return out
-
-
-# ------------------------------------------------------------------------------------------
-# Checkers (R33 and Kafka's test helpers)
-
-
-def check_valid(inp: StickyInput, assignment: Mapping[str, Sequence[TopicPartition]]) -> list[str]:
-    """Kafka's validity, plus completeness: every member answered, only subscribed topics, each partition
-    exactly once among the existing partitions of subscribed topics."""
-    errors = []
-    if set(assignment) != set(inp.members):
-        errors.append(f"members {sorted(assignment)} != {sorted(inp.members)}")
-    seen: dict[TopicPartition, str] = {}
-    for m, tps in assignment.items():
-        for tp in tps:
-            if tp.topic not in inp.subscriptions[m]:
-                errors.append(f"{tp} given to {m}, which does not subscribe to {tp.topic}")
-            if tp in seen:
-                errors.append(f"{tp} given to {seen[tp]} and {m}")
-            seen[tp] = m
-    expected = {TP(t, p) for t, n in inp.partitions_per_topic.items() for p in range(n)}
-    if set(seen) != expected:
-        errors.append(f"unassigned {sorted(expected - set(seen))}, unknown {sorted(set(seen) - expected)}")
-    return errors
-
-
-def r33_balanced(assignment: Mapping[str, Sequence[TopicPartition]]) -> bool:
-    """R33 ``verifyValidityAndBalance``: two members whose sizes differ by more than one share no topic."""
-    members = sorted(assignment)
-    topics = {m: {tp.topic for tp in assignment[m]} for m in members}
-    for i, a in enumerate(members):
-        for b in members[i + 1 :]:
-            if abs(len(assignment[a]) - len(assignment[b])) > 1 and topics[a] & topics[b]:
-                return False
-    return True
-
-
-def fully_balanced(assignment: Mapping[str, Sequence[TopicPartition]]) -> bool:
-    sizes = [len(v) for v in assignment.values()]
-    return max(sizes) - min(sizes) <= 1
-
-
-def moves_never_ping_pong(prior: PriorOwners, assignment: Mapping[str, Sequence[TopicPartition]]) -> bool:
-    """isSticky computed from outside: within a topic, no two members each took a kept partition from the other."""
-    before = {tp: m for m, tps in prior.consumer_to_owned_partitions.items() for tp in tps}
-    pairs = set()
-    for m, tps in assignment.items():
-        for tp in tps:
-            old = before.get(tp)
-            if old is not None and old != m and old in assignment:
-                pairs.add((tp.topic, old, m))
-    return not any((t, b, a) in pairs for t, a, b in pairs)
-
-
 def assert_good(inp: StickyInput, r: GeneralRun, *, fully: bool = False) -> None:
-    assert check_valid(inp, r.result.assignment) == []
+    assert validity(inp, r.result.assignment) == []
     assert r33_balanced(r.result.assignment)
     if fully:
         assert fully_balanced(r.result.assignment)
-
-
-def test_checkers_grade_known_answers():
-    """The graders themselves: R33 rejects a 2-gap on a shared topic and accepts it across disjoint topics."""
-    inp, _ = group({"t": 4, "u": 1}, [("a", ["t"]), ("b", ["t"]), ("c", ["u"])])
-    good = {"a": (TP("t", 0), TP("t", 1)), "b": (TP("t", 2), TP("t", 3)), "c": (TP("u", 0),)}
-    skewed = {"a": (TP("t", 0), TP("t", 1), TP("t", 2)), "b": (TP("t", 3),), "c": (TP("u", 0),)}
-    assert check_valid(inp, good) == [] and r33_balanced(good) and fully_balanced(good)
-    assert check_valid(inp, skewed) == [] and not r33_balanced(skewed)
-    assert check_valid(inp, {**good, "c": (TP("t", 0),)})  # twice, and unsubscribed
-    assert not fully_balanced({"a": (), "b": (TP("t", 0), TP("t", 1))})
-    # R33 compares the topics members hold, not those they subscribe to: an empty member passes
-    assert r33_balanced({"a": (), "b": (TP("t", 0), TP("t", 1))})
-    prior = PriorOwners({"a": (TP("t", 0),), "b": (TP("t", 1),)}, frozenset(), 1)
-    assert not moves_never_ping_pong(prior, {"a": (TP("t", 1),), "b": (TP("t", 0),)})
-    assert moves_never_ping_pong(prior, {"a": (TP("t", 0), TP("t", 1)), "b": ()})
 
 
 # ------------------------------------------------------------------------------------------
@@ -262,16 +158,19 @@ def test_R26_member_tree_breaks_ties_by_java_string_order():
     assert run(inp, prior).result.assignment[astral] == (TP("t", 0),)
 
 
+#: c1 owned t-0 in generation 0; a (generation 1) holds all six partitions of t now; c0 and d own nothing.
+STALE_OWNER_OF_T0 = [
+    ("a", ["t"], [("t", p) for p in range(6)], 1),
+    ("c0", ["t"], [], -1),
+    ("c1", ["t"], [("t", 0)], 0),
+    ("d", ["u"], [], -1),
+]
+
+
 def test_R27_prev_assignment_returns_a_partition_to_its_lower_generation_owner():
     """c1 owned t-0 in generation 0; a (generation 1) holds all of t now. The walk hands t-0 back to c1
     although c0 sorts first among the least loaded (R32's prevAssignment branch comes first)."""
-    members = [
-        ("a", ["t"], [("t", p) for p in range(6)], 1),
-        ("c0", ["t"], [], -1),
-        ("c1", ["t"], [("t", 0)], 0),
-        ("d", ["u"], [], -1),
-    ]
-    inp, prior = group({"t": 6, "u": 1}, members)
+    inp, prior = group({"t": 6, "u": 1}, STALE_OWNER_OF_T0)
     assert prior.max_generation == 1 and prior.consumer_to_owned_partitions["c1"] == ()
     r = run(inp, prior)
     assert r.result.assignment["c1"] == (TP("t", 0), TP("t", 3))
@@ -382,7 +281,7 @@ def test_R32_K3_prev_assignment_hands_back_a_partition_the_member_no_longer_subs
     inp, prior = group({"t": 2, "u": 1}, members)
     r = run(inp, prior)
     assert r.result.assignment == {"a": (TP("t", 1),), "b": (), "r": (TP("u", 0),), "s": (TP("t", 0),)}
-    assert check_valid(inp, r.result.assignment) == ["t-0 given to s, which does not subscribe to t"]
+    assert validity(inp, r.result.assignment) == ["t-0 given to s, which does not subscribe to t"]
 
 
 def test_R32_first_pass_moves_new_partitions_before_kept_ones():
@@ -432,20 +331,14 @@ def test_R32_revert_restores_the_post_fill_state_when_the_score_does_not_improve
     trigger is forced here by scoring every assignment alike; the restore itself runs unchanged."""
     from stickyproof.assignors import general as fast_module
 
-    members = [
-        ("a", ["t"], [("t", p) for p in range(6)], 1),
-        ("c0", ["t"], [], -1),
-        ("c1", ["t"], [("t", 0)], 0),
-        ("d", ["u"], [], -1),
-    ]
-    inp, prior = group({"t": 6, "u": 1}, members)
+    inp, prior = group({"t": 6, "u": 1}, STALE_OWNER_OF_T0)
     balanced = run(inp, prior)
     assert not balanced.reverted and balanced.movements
     monkeypatch.setattr(fast_module, "balance_score", lambda counts: 0)
-    monkeypatch.setattr(general_reference._GeneralAssignmentBuilder, "_balance_score", lambda self, assignment: 0)
+    monkeypatch.setattr(general_reference.GeneralAssignmentBuilder, "get_balance_score", lambda self, assignment: 0)
     reverted = run(inp, prior)
     assert reverted.reverted and reverted.movements == balanced.movements
-    monkeypatch.setattr(general_reference._GeneralAssignmentBuilder, "_perform_reassignments", lambda self, *_: False)
+    monkeypatch.setattr(general_reference.GeneralAssignmentBuilder, "perform_reassignments", lambda self, *_: False)
     post_fill = reference_run(inp, prior).result.assignment
     assert reverted.result.assignment == post_fill
     assert post_fill["a"] == tuple(TP("t", p) for p in range(6))
@@ -578,7 +471,7 @@ def test_kafka_subscription_not_equal_and_assign_same_partition_with_3_generatio
     flat = [tp for v in r.result.assignment.values() for tp in v]
     assert len(flat) == len(set(flat))
     assert all(1 <= len(v) <= 2 for v in r.result.assignment.values())
-    assert check_valid(inp, r.result.assignment) == []
+    assert validity(inp, r.result.assignment) == []
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -677,20 +570,17 @@ def test_kafka_case_files(path):
     else:
         got_after = got
     if "assignment" in expect:
-        assert {m: as_topic_map(v) for m, v in got_after.items()} == {m: expect["assignment"].get(m, {}) for m in got}
+        assert {m: tp_map_to_dict(v) for m, v in got_after.items()} == {m: expect["assignment"].get(m, {}) for m in got}
     if "lists" in expect:
         assert {m: [list(tp) for tp in v] for m, v in got.items()} == expect["lists"]
     if "size_range" in expect:
         lo, hi = expect["size_range"]
         assert all(lo <= len(v) <= hi for v in got.values())
     if "rack_mismatches" in expect:
-        racks = {t.name: t.racks for t in scn.topics}
-        rack_of = {m.id: m.rack for m in scn.members}
-        mism = sum(1 for m, v in got_after.items() for tp in v if rack_of[m] and rack_of[m] not in racks[tp.topic][tp.partition])
-        assert mism == expect["rack_mismatches"]
+        assert rack_mismatches(scn, got_after) == expect["rack_mismatches"]
     for prop in expect.get("properties", []):
         if prop == "valid":
-            assert check_valid(inp, got) == []
+            assert validity(inp, got) == []
         elif prop == "balanced":
             assert r33_balanced(got)
         elif prop == "fully_balanced":
@@ -713,7 +603,7 @@ def test_regression_files(path):
             assert info.value.kafka_exception.rsplit(".", 1)[-1] == expect["error"]
         return
     r = run(inp, prior)
-    assert {m: as_topic_map(v) for m, v in r.result.assignment.items()} == {
+    assert {m: tp_map_to_dict(v) for m, v in r.result.assignment.items()} == {
         m: expect["assignment"].get(m, {}) for m in r.result.assignment
     }
 
@@ -805,7 +695,16 @@ def test_fast_path_equals_the_transcription_on_second_rounds(seed):
     if result[0] == "ok" and all(set(s) <= set(topics) for s in inp.subscriptions.values()):
         stale = any(inp.member_data[m].generation != prior.max_generation for m in inp.members if inp.member_data[m].partitions)
         if not stale:
-            assert check_valid(inp, result[1]) == [] and r33_balanced(result[1])
+            assert validity(inp, result[1]) == [] and r33_balanced(result[1])
+
+
+def test_every_run_records_its_engine():
+    """The fallback protocol (engines.py): the fast engine's runs say so; a declined input says why."""
+    clean = general_run(*group({"t": 4, "u": 2}, [("a", ["t"], [("t", 0)], 1), ("b", ["t", "u"])]))
+    assert (clean.engine, clean.declined) == ("fast", None)
+    k1 = general_run(*group({"t": 4, "u": 2}, [("a", ["t"], [("t", 9)], 1), ("b", ["t", "u"])]))
+    assert k1.engine == "reference" and "K1" in k1.declined
+    assert reference_run(*group({"t": 2}, [("a", ["t"]), ("b", ["t", "u"])])).declined is None
 
 
 def test_output_is_deterministic_under_mapping_order():
@@ -848,7 +747,7 @@ def test_through_the_leader(path):
         return
     assert mine[0] == "ok"
     if expect["assignor"] == "cooperative-sticky":
-        assert {m: as_topic_map(v) for m, v in led.assignment.items()} == {
+        assert {m: tp_map_to_dict(v) for m, v in led.assignment.items()} == {
             m: expect["assignment"].get(m, {}) for m in led.assignment
         }
     else:

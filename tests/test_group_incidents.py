@@ -10,14 +10,7 @@ from stickyproof.group.runner import run_simulation, schedule_for
 from stickyproof.model import Member, Scenario, Topic
 from stickyproof.scenarios import named
 
-
-def doubles(result) -> dict[str, list[str]]:
-    """Partitions consumed by several members at the end of the run."""
-    consumers: dict[str, list[str]] = {}
-    for m in result.steps[-1].members:
-        for tp in m.consuming:
-            consumers.setdefault(str(tp), []).append(m.name)
-    return {tp: names for tp, names in consumers.items() if len(names) > 1}
+from .checks import doubles
 
 
 # ------------------------------------------------------------------------------------------

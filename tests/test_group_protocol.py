@@ -211,6 +211,24 @@ def test_assignment_naming_an_unsubscribed_topic_is_refused():
     assert r.ok and all(tp.topic == "t" for tp in final(r)["c3"].owned)
 
 
+def test_refused_assignment_rearms_join_prepare_so_a_cooperative_member_revokes_dropped_topics():
+    # c1 (the leader) drops u while the rebalance c3 started assigns with its old subscription: it
+    # refuses the assignment naming u, and its next JoinGroup must not claim u-0 (joinGroupIfNeeded
+    # sets needsJoinPrepare after onJoinComplete returns, refused or not; R37).
+    s = group([{"id": "c1", "topics": ["t", "u"], "owned": {"t": [0], "u": [0]}, "generation": 1},
+               {"id": "c2", "topics": ["t", "u"], "owned": {"t": [1], "u": [1]}, "generation": 1}],
+              topics={"t": 2, "u": 2}, protocol="cooperative", assignor="cooperative-sticky")
+    sim = Simulation(s, events_from_doc([{"at": 2, "event": "join", "member": "c3", "topics": ["t", "u"]},
+                                         {"at": 4, "event": "subscribe", "member": "c1", "topics": ["t"]}]).events,
+                     record_rebalances=True)
+    r = sim.run()
+    assert any("c1: assignment names u, which it does not subscribe to" in n for n in notes(r))
+    assert len(r.rebalances) >= 2 and r.ok
+    for record in r.rebalances:
+        for m in record.scenario.members:
+            assert {tp.topic for tp in m.owned} <= set(m.topics), (record.number, m)
+
+
 # ------------------------------------------------------------------------------------------
 # Static members (KIP-345) and fail-over
 
@@ -224,6 +242,16 @@ def test_static_member_restart_within_the_session_takes_over_without_a_rebalance
     assert any("static member i2: c2#2 replaces c2" in n for n in notes(r))
     assert r.steps[-1].group.generation == 1, "no rebalance"
     assert final(r)["c2"].owned == (T(2), T(3)) and r.ok
+
+
+def test_static_member_replacement_is_persisted_so_a_failover_keeps_the_new_member_id():
+    # GroupCoordinator.updateStaticMemberAndRebalance stores the group after replacing the member id
+    # in a Stable group; without that the new coordinator would fence the restarted process.
+    s = group([{"id": "c1", "owned": {"t": [0, 1, 2]}, "generation": 1},
+               {"id": "c2", "owned": {"t": [3, 4, 5]}, "generation": 1, "instance_id": "i2"}])
+    r = run(s, [{"at": 2, "event": "restart", "member": "c2"}, {"at": 8, "event": "failover"}])
+    assert final(r)["c2"].state == "STABLE" and final(r)["c2"].member_id == "c2#2"
+    assert not any("FENCED_INSTANCE_ID" in n for n in notes(r)) and r.ok
 
 
 def test_dynamic_member_restart_leaves_and_rejoins():

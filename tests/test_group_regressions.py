@@ -15,17 +15,11 @@ from stickyproof.group import MONITORS, simulation_from_dict
 from stickyproof.group.runner import run_simulation
 from stickyproof.model import parse_json
 
+from .checks import doubles as final_doubles
+
 FOLDER = Path(__file__).parent / "regressions" / "simulations"
 FILES = sorted(FOLDER.glob("*.json"))
 EXPECT_KEYS = {"mechanism", "monitors", "final_double_consumption", "ended", "note_contains"}
-
-
-def final_doubles(result) -> dict[str, list[str]]:
-    consumers: dict[str, list[str]] = {}
-    for m in result.steps[-1].members:
-        for tp in m.consuming:
-            consumers.setdefault(str(tp), []).append(m.name)
-    return {tp: names for tp, names in consumers.items() if len(names) > 1}
 
 
 def test_there_are_simulation_regressions():

@@ -9,7 +9,6 @@ example budget, capped) so the file stays fast.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 
@@ -17,25 +16,15 @@ import pytest
 from hypothesis import settings
 
 from stickyproof.cli import main
-from stickyproof.hunt import (
-    FAILURE_KINDS,
-    HuntProgress,
-    hunt,
-    regression_document,
-    shrink,
-    shrink_search,
-    space_admits,
-)
+from stickyproof.grading import Limits
+from stickyproof.hunt import FAILURE_KINDS, HuntProgress, hunt, regression_document
+from stickyproof.scenarios.shrink import shrink, shrink_search
 from stickyproof.model import Member, Scenario, Topic, TopicPartition, scenario_from_dict
-from stickyproof.scenarios.space import InvalidSpace, Space
+from stickyproof.scenarios.space import InvalidSpace, Space, space_admits
 
 from .test_regressions import replay, runs_of
 
 EXAMPLES = min(60, settings.default.max_examples)
-#: Hunts grade with stickyproof.oracle.grade: skipped (naming it) only while it does not exist yet.
-needs_grade = pytest.mark.skipif(
-    importlib.util.find_spec("stickyproof.oracle.grade") is None, reason="stickyproof.oracle.grade does not exist yet"
-)
 FAULTY = "tests.faulty_assignors:"
 
 
@@ -49,7 +38,6 @@ def _small(result) -> dict[str, int]:
 # The acceptance test: every fault found, shrunk small, named right
 
 
-@needs_grade
 @pytest.mark.parametrize(
     "fault,invariant,options",
     [
@@ -82,7 +70,6 @@ def test_the_faults_really_are_conditional():
         assert lead(plain, FAULTY + fault).assignment.assignment == expected, fault
 
 
-@needs_grade
 def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
     result = hunt(FAULTY + "optimal", examples=EXAMPLES, seed=0)
     assert not result.found, result.finding and result.finding.to_dict()
@@ -90,14 +77,12 @@ def test_a_correct_assignor_passes_and_reports_the_worst_stickiness():
     assert result.worst_stickiness is not None
 
 
-@needs_grade
 def test_time_limit_is_a_failure_of_its_own():
-    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, time_limit=0.5)
+    result = hunt(FAULTY + "slow_with_four_members", examples=EXAMPLES, seed=0, limits=Limits(assignor_seconds=0.5))
     assert result.found and result.finding.failure == "time-limit"
     assert result.finding.to_dict()["size"]["members"] == 4  # fewer members would be fast
 
 
-@needs_grade
 def test_hunt_names_sticky_K1_hazard_on_claims_past_the_partition_count():
     # A Kafka-exact built-in on the §10 K1 knob: the hunt finds it and names what breaks.
     space = ["past_count_claims=1", "zero_partition_topics=0", "subscriptions=uniform", "members=2..4"]
@@ -112,7 +97,6 @@ def test_hunt_names_sticky_K1_hazard_on_claims_past_the_partition_count():
 # Reproducibility, progress, the saved regression file
 
 
-@needs_grade
 def test_same_seed_same_hunt():
     first = hunt(FAULTY + "raises_on_two_topics", examples=EXAMPLES, seed=7)
     second = hunt(FAULTY + "raises_on_two_topics", examples=EXAMPLES, seed=7)
@@ -122,7 +106,6 @@ def test_same_seed_same_hunt():
     assert first.finding.scenario == second.finding.scenario
 
 
-@needs_grade
 def test_progress_reports_search_then_shrink():
     seen: list[HuntProgress] = []
     result = hunt(FAULTY + "assigns_an_unsubscribed_topic", examples=EXAMPLES, seed=0, progress=seen.append)
@@ -134,7 +117,6 @@ def test_progress_reports_search_then_shrink():
     assert searched == list(range(1, result.tried + 1))
 
 
-@needs_grade
 @pytest.mark.parametrize("fault,options", [("unbalanced_with_five_partitions", {}), ("raises_on_two_topics", {})])
 def test_saved_regression_file_replays(fault, options):
     result = hunt(FAULTY + fault, examples=EXAMPLES, seed=0, **options)
@@ -146,8 +128,8 @@ def test_saved_regression_file_replays(fault, options):
     from stickyproof import leader
 
     for direct, outcome in runs_of(expect):
-        problems, pending = replay(leader, scenario, expect["assignor"], direct, outcome)
-        assert not problems and not pending, problems + pending
+        problems = replay(leader, scenario, expect["assignor"], direct, outcome)
+        assert not problems, problems
 
 
 # ------------------------------------------------------------------------------------------
@@ -241,7 +223,6 @@ def test_failure_kinds_cover_every_invariant():
     assert set(INVARIANTS) <= set(FAILURE_KINDS)
 
 
-@needs_grade
 def test_cli_hunt_finds_saves_and_exits_1(tmp_path, capsys):
     code = main(["hunt", "--assignor", FAULTY + "raises_on_two_topics", "--examples", str(EXAMPLES), "--save", str(tmp_path)])
     out = capsys.readouterr().out
@@ -249,10 +230,82 @@ def test_cli_hunt_finds_saves_and_exits_1(tmp_path, capsys):
     assert out.startswith("FAILED error:") and "minimal scenario:" in out and "witness:" in out
     saved = list(tmp_path.glob("*.json"))
     assert len(saved) == 1 and saved[0].stem == json.loads(saved[0].read_text())["name"]
-    assert json.loads(saved[0].read_text())["expect"]["error"] == "AssignorFailure"
+    # The user callable runs in a worker process (issue 14), which reports the exception it raised by type.
+    assert json.loads(saved[0].read_text())["expect"]["error"] == "KeyError"
 
 
-@needs_grade
+# ------------------------------------------------------------------------------------------
+# Triage: --keep-going, --skip, --reference (issue 12, item 4)
+
+
+def test_keep_going_keeps_one_minimal_group_per_failure_signature():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True)
+    signatures = [f.signature for f in result.findings]
+    assert len(signatures) == len(set(signatures)), signatures
+    kinds = {f.failure for f in result.findings}
+    assert {"error", "unassigned"} <= kinds, signatures
+    error = next(f for f in result.findings if f.failure == "error")
+    assert error.signature.startswith("error:AssignorFailure:"), error.signature
+    assert result.tried == EXAMPLES, "keep-going searches every example"
+    for f in result.findings:
+        size = f.to_dict()["size"]
+        assert size["members"] <= 4 and size["partitions"] <= 8, (f.signature, size)
+
+
+def test_first_failure_only_without_keep_going():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0)
+    assert len(result.findings) == 1 and result.finding is result.findings[0]
+
+
+def test_skip_leaves_a_class_already_understood():
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, skip=("error",))
+    assert result.findings and all(f.failure != "error" for f in result.findings)
+    assert "--skip error" in result.command()
+
+
+def test_skip_names_an_error_type_or_a_kind():
+    with pytest.raises(InvalidSpace, match="skip"):
+        hunt(FAULTY + "optimal", examples=1, skip=("no-such-kind",))
+    with pytest.raises(InvalidSpace, match="skip"):
+        hunt(FAULTY + "optimal", examples=1, skip=("unstable:KeyError",))
+
+
+def test_reference_counts_only_failures_the_reference_does_not_share():
+    # Against itself nothing is left: every failure is shared.
+    same = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, reference=FAULTY + "two_faults")
+    assert not same.found
+    # Against a reference that raises on the same groups, only the dropped partition remains.
+    result = hunt(FAULTY + "two_faults", examples=EXAMPLES, seed=0, keep_going=True, reference=FAULTY + "raises_on_two_topics")
+    assert [f.failure for f in result.findings] == ["unassigned"]
+    finding = result.findings[0]
+    assert finding.verdict.reference is not None and "unassigned" not in finding.verdict.reference.failures
+    assert result.reference == FAULTY + "raises_on_two_topics" and "--reference" in result.command()
+
+
+def test_reference_reports_the_kept_partition_shortfall():
+    result = hunt(FAULTY + "ignores_ownership", examples=EXAMPLES, seed=0, reference=FAULTY + "optimal")
+    assert result.worst_kept_delta is not None and result.worst_kept_delta < 0
+    assert result.worst_kept_delta_scenario is not None
+
+
+def test_cli_hunt_keep_going_saves_every_signature(tmp_path, capsys):
+    code = main(["hunt", "--assignor", FAULTY + "two_faults", "--examples", str(EXAMPLES), "--keep-going",
+                 "--save", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and "failure signature(s)" in out
+    names = sorted(p.stem for p in tmp_path.glob("*.json"))
+    assert len(names) >= 2 and len(names) == len(set(names)), names
+
+
+def test_cli_hunt_prints_the_finding_when_save_fails(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code = main(["hunt", "--assignor", FAULTY + "raises_on_two_topics", "--examples", str(EXAMPLES), "--save", str(blocker)])
+    captured = capsys.readouterr()
+    assert code == 1 and "minimal scenario:" in captured.out
+    assert "cannot write the regression file" in captured.err
+
+
 def test_cli_hunt_passes_a_correct_assignor_with_exit_0(capsys):
     code = main(["hunt", "--assignor", FAULTY + "optimal", "--examples", "10", "--json"])
     doc = json.loads(capsys.readouterr().out)
@@ -273,3 +326,13 @@ def test_cli_hunt_bad_input_is_one_line_and_exit_2(argv, capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
 
+
+
+def test_a_v0_member_in_a_cooperative_group_is_left_out_even_before_it_owns_anything():
+    # issue 12, item 6: a v0 member handed partitions in round 1 owns them invisibly in the follow-up.
+    from stickyproof.scenarios.space import claims_invisible
+
+    group = Scenario((Topic("t", 2),), (Member("a", ("t",), version=0), Member("b", ("t",))), protocol="cooperative")
+    assert claims_invisible(group)
+    assert not claims_invisible(replace(group, protocol="eager"))
+    assert not claims_invisible(replace(group, members=tuple(replace(m, version=1) for m in group.members)))

@@ -13,12 +13,10 @@ import random
 import pytest
 
 from stickyproof.errors import InvalidScenario
-from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, assignment_from_dict, scenario_from_dict
+from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, assignment_from_dict
 from stickyproof.oracle.invariants import ASSIGNMENT_INVARIANTS, check_assignment
 
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict({"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members})
+from .builders import group
 
 
 def plan(assignment, revoking=None):
@@ -72,12 +70,14 @@ def test_duplicate():
     ]
 
 
-def test_duplicate_across_assignment_and_revoking_in_a_cooperative_round():
+def test_assigned_while_its_owner_revokes_it_is_one_holder_and_cooperative_unsafe():
+    # issue 11, item 5: "assigned to b, revoking by a" is one holder (a gives up its claim); handing it
+    # to b in the same round is the cooperative-safety violation, not a duplicate.
     scenario = group({"t": 2}, [{"id": "a", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3}, {"id": "b", "topics": ["t"]}])
     result = check_assignment(scenario, plan({"a": {"t": [0]}, "b": {"t": [1]}}, {"a": {"t": [1]}}), cooperative=True)
-    assert "duplicate" in result.violated()
-    (witness,) = [v.witness for v in result.violations if v.invariant == "duplicate"]
-    assert witness == {"partition": ["t", 1], "holders": [{"member": "b", "as": "assigned"}, {"member": "a", "as": "revoking"}]}
+    assert "duplicate" not in result.violated()
+    (witness,) = [v.witness for v in result.violations if v.invariant == "cooperative-unsafe"]
+    assert witness["partition"] == ["t", 1] and witness["assigned_to"] == "b"
 
 
 def test_unsubscribed():

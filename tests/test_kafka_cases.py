@@ -10,8 +10,8 @@ after it see that final state (R40); ``follow_up`` holds those.
 
 from __future__ import annotations
 
+import functools
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,6 +22,8 @@ from stickyproof.assignors.sticky import build_sticky_input, sticky_result
 from stickyproof.errors import StickyproofError
 from stickyproof.leader import lead
 from stickyproof.model import Assignment, Scenario, TopicPartition, scenario_from_dict, tp_map_to_dict
+
+from .checks import fully_balanced, placed_twice, rack_mismatches, rejoin, settle, verify_validity_and_balance
 
 CASES = Path(__file__).parent / "kafka_cases"
 FILES = sorted(CASES.glob("*.json"))
@@ -56,25 +58,6 @@ def _tps(doc: Mapping[str, list[int]]) -> set[TopicPartition]:
     return {TopicPartition(t, p) for t, ps in doc.items() for p in ps}
 
 
-def verify_validity_and_balance(scenario: Scenario, assignment: Assignment) -> list[str]:
-    """R33, ``AbstractStickyAssignorTest.verifyValidityAndBalance``: subscribed partitions only, no partition
-    twice, and two members whose counts differ by more than one share no topic."""
-    problems = []
-    topics = {m.id: set(m.topics) for m in scenario.members}
-    members = sorted(assignment.assignment)
-    for i, a in enumerate(members):
-        mine = assignment.assignment[a]
-        problems += [f"{p} given to {a}, which does not subscribe to {p.topic}" for p in mine if p.topic not in topics[a]]
-        for b in members[i + 1 :]:
-            other = assignment.assignment[b]
-            common = set(mine) & set(other)
-            if common:
-                problems.append(f"{a} and {b} share {sorted(map(str, common))}")
-            if abs(len(mine) - len(other)) > 1 and {p.topic for p in mine} & {p.topic for p in other}:
-                problems.append(f"{a} ({len(mine)}) and {b} ({len(other)}) differ by more than one but share a topic")
-    return problems
-
-
 def check_round(scenario: Scenario, assignment: Assignment, expect: Mapping[str, Any], where: str) -> list[str]:
     """Compare one round's assignment with the round keys of ``expect``."""
     problems: list[str] = []
@@ -92,12 +75,7 @@ def check_round(scenario: Scenario, assignment: Assignment, expect: Mapping[str,
             if actual != v:
                 problems.append(f"{where}lists[{m}]: expected {v}, got {actual}")
     if "rack_mismatches" in expect:
-        mismatched = 0
-        for m in scenario.members:
-            if m.rack:
-                for p in got[m.id]:
-                    racks = scenario.topic(p.topic).racks
-                    mismatched += not racks or m.rack not in racks[p.partition]
+        mismatched = rack_mismatches(scenario, got)
         if mismatched != expect["rack_mismatches"]:
             problems.append(f"{where}rack_mismatches: expected {expect['rack_mismatches']}, got {mismatched}")
     if "sizes" in expect and {m: sizes.get(m) for m in expect["sizes"]} != expect["sizes"]:
@@ -123,35 +101,29 @@ def check_round(scenario: Scenario, assignment: Assignment, expect: Mapping[str,
                 problems.append(f"{where}{key}[{m}]: expected a result {word} {ref}, got {tp_map_to_dict(got[m])}")
     if expect.get("valid_balanced"):
         problems += [where + p for p in verify_validity_and_balance(scenario, assignment)]
-    if expect.get("fully_balanced") and sizes and max(sizes.values()) - min(sizes.values()) > 1:
+    if expect.get("fully_balanced") and not fully_balanced(got):
         problems.append(f"{where}fully_balanced: sizes {sizes}")
-    if expect.get("no_duplicates"):
-        given = [p for v in got.values() for p in v]
-        if len(given) != len(set(given)):
-            problems.append(f"{where}no_duplicates: a partition is assigned twice: {sorted(map(str, given))}")
+    if expect.get("no_duplicates") and placed_twice(got):
+        problems.append(f"{where}no_duplicates: assigned twice: {sorted(map(str, placed_twice(got)))}")
     return problems
 
 
 def follow_up_rounds(scenario: Scenario, assignor: str, assignment: Assignment) -> tuple[Scenario, Assignment]:
-    """R40 as ``CooperativeStickyAssignorTest.verifyValidityAndBalance`` replays it (at most 4 rebalances)."""
-    for _ in range(5):
-        owned = {m.id: set(m.owned) for m in scenario.members}
-        added = set().union(*(set(assignment.assignment[m]) - owned[m] for m in owned))
-        revoked = set().union(*(owned[m] - set(assignment.assignment[m]) for m in owned))
-        assert not added & revoked, f"assigned during the round its owner revokes it: {sorted(map(str, added & revoked))}"
-        if not revoked:
-            return scenario, assignment
-        members = tuple(replace(m, owned=tuple(assignment.assignment[m.id]), generation=1, version=3) for m in scenario.members)
-        scenario = replace(scenario, members=members)
-        assignment = lead(scenario, assignor).assignment
-    raise AssertionError("more than 4 follow-up rebalances")
+    """R40 as ``CooperativeStickyAssignorTest.verifyValidityAndBalance`` replays it (at most 4 rebalances):
+    every member rejoins at generation 1, subscription v3, owning the round's result."""
+    return settle(
+        scenario,
+        lambda s: lead(s, assignor).assignment,
+        answer=assignment,
+        next_round=functools.partial(rejoin, generation=1, version=3),
+    )
 
 
 def transferring_of(scenario: Scenario, assignor: str, result) -> Mapping[TopicPartition, str] | None:
     """Kafka's ``assignor.partitionsTransferringOwnership``: the sticky algorithm's record before any adjustment."""
     info = get_assignor(assignor)
-    inp = build_sticky_input(result.group, cooperative=info.kafka_name == "cooperative-sticky", variant=info.variant)
-    return sticky_result(inp, info.variant).partitions_transferring_ownership
+    inp = build_sticky_input(result.group, info.release)
+    return sticky_result(inp, info.release).partitions_transferring_ownership
 
 
 def replay(path: Path) -> None:

@@ -5,69 +5,49 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from stickyproof.assignors.registry import load_user_assignor
 from stickyproof.cli import main
 from stickyproof.errors import AssignorFailure, InvalidScenario
 from stickyproof.leader import decoded_view, lead, select_protocol, validate_cooperative_assignment
-from stickyproof.model import (
-    Assignment,
-    Member,
-    TopicPartition,
-    assignment_to_dict,
-    scenario_from_dict,
-    tp_map_to_dict,
-)
+from stickyproof.model import Assignment, Member, assignment_to_dict, tp_map_to_dict
 from stickyproof.wire import decode_assignment, decode_subscription
+
+from .builders import group, importable_module, tp
+from .test_regressions import load_regression
 
 REGRESSIONS = Path(__file__).parent / "regressions"
 
 
-def scenario(members: list[dict], *, protocol: str = "eager", topics: dict | None = None):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics or {"t": 4}, "members": members}
-    )
+LEADER_ASSIGNORS = '''
+seen = []
 
+def move_a0_to_b(group):
+    seen.append(group)
+    return {"a": {"t": [1]}, "b": {"t": [0, 2, 3]}}
+move_a0_to_b.supported_protocols = ("cooperative", "eager")
 
-def tp(s: str) -> TopicPartition:
-    topic, p = s.rsplit("-", 1)
-    return TopicPartition(topic, int(p))
+def revoke_first(group):
+    seen.append(group)
+    return {"a": {"t": [1]}, "b": {"t": [2, 3]}}
+revoke_first.supported_protocols = ("cooperative", "eager")
+
+def echo_owned(group):
+    seen.append(group)
+    return {m["id"]: m["owned"] for m in group["members"]}
+echo_owned.supported_protocols = ("cooperative", "eager")
+'''
 
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """Cooperative user assignors that obey or break R39."""
-    name = f"leader_assignors_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{name}.py").write_text(
-        textwrap.dedent(
-            '''
-            seen = []
-
-            def move_a0_to_b(group):
-                seen.append(group)
-                return {"a": {"t": [1]}, "b": {"t": [0, 2, 3]}}
-            move_a0_to_b.supported_protocols = ("cooperative", "eager")
-
-            def revoke_first(group):
-                seen.append(group)
-                return {"a": {"t": [1]}, "b": {"t": [2, 3]}}
-            revoke_first.supported_protocols = ("cooperative", "eager")
-
-            def echo_owned(group):
-                seen.append(group)
-                return {m["id"]: m["owned"] for m in group["members"]}
-            echo_owned.supported_protocols = ("cooperative", "eager")
-            '''
-        )
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield name
-    sys.modules.pop(name, None)
+    with importable_module(tmp_path, monkeypatch, "leader_assignors", LEADER_ASSIGNORS) as name:
+        yield name
 
 
 # ------------------------------------------------------------------------------------------
@@ -97,11 +77,11 @@ def test_vote_without_a_common_name_or_without_lists():
         select_protocol([Member("a", ("t",), assignors=("range",)), Member("b", ("t",), assignors=("sticky",))])
     assert select_protocol([Member("a", ("t",), assignors=("range",)), Member("b", ("t",))]) == (None, {})
     with pytest.raises(InvalidScenario, match="no assignor given"):
-        lead(scenario([{"id": "a", "topics": ["t"]}]))
+        lead(group({"t": 4}, [{"id": "a", "topics": ["t"]}]))
 
 
 def test_lead_runs_the_vote_winner_unless_an_assignor_is_forced():
-    sc = scenario([{"id": "a", "topics": ["t"], "assignors": ["roundrobin"]}, {"id": "b", "topics": ["t"], "assignors": ["roundrobin", "range"]}])
+    sc = group({"t": 4}, [{"id": "a", "topics": ["t"], "assignors": ["roundrobin"]}, {"id": "b", "topics": ["t"], "assignors": ["roundrobin", "range"]}])
     voted = lead(sc)
     assert voted.selected == "roundrobin"
     assert tp_map_to_dict(voted.assignment.assignment["a"]) == {"t": [0, 2]}
@@ -116,7 +96,7 @@ def test_lead_runs_the_vote_winner_unless_an_assignor_is_forced():
 
 
 def test_R36_cooperative_rebalance_needs_an_assignor_that_supports_it():
-    sc = scenario([{"id": "a", "topics": ["t"]}], protocol="cooperative")
+    sc = group({"t": 4}, [{"id": "a", "topics": ["t"]}], protocol="cooperative")
     with pytest.raises(InvalidScenario) as info:
         lead(sc, "range")
     assert info.value.path == "protocol"
@@ -125,10 +105,10 @@ def test_R36_cooperative_rebalance_needs_an_assignor_that_supports_it():
 
 def test_R37_eager_members_send_no_owned_partitions_cooperative_members_do():
     members = [{"id": "a", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3}]
-    eager = lead(scenario(members), "range")
+    eager = lead(group({"t": 4}, members), "range")
     assert decode_subscription(eager.subscriptions["a"]).owned == ()
     assert eager.group.members[0].owned == () and eager.group.members[0].generation == 3
-    coop = lead(scenario(members, protocol="cooperative"), "cooperative-sticky")
+    coop = lead(group({"t": 4}, members, protocol="cooperative"), "cooperative-sticky")
     assert decode_subscription(coop.subscriptions["a"]).owned == (tp("t-0"), tp("t-1"))
 
 
@@ -136,7 +116,7 @@ def test_R37_each_member_is_encoded_at_its_own_version():
     members = [
         {"id": f"v{v}", "topics": ["t"], "owned": {"t": [v]}, "generation": 7, "version": v, "rack": "r1"} for v in range(4)
     ]
-    result = lead(scenario(members, protocol="cooperative"), "cooperative-sticky")
+    result = lead(group({"t": 4}, members, protocol="cooperative"), "cooperative-sticky")
     for v in range(4):
         raw = result.subscriptions[f"v{v}"]
         assert raw[:2] == v.to_bytes(2, "big")
@@ -147,15 +127,15 @@ def test_R37_each_member_is_encoded_at_its_own_version():
 
 
 def test_R3_negative_generation_and_empty_rack_arrive_absent():
-    result = lead(scenario([{"id": "a", "topics": ["t"], "generation": -1, "rack": ""}]), "range")
+    result = lead(group({"t": 4}, [{"id": "a", "topics": ["t"], "generation": -1, "rack": ""}]), "range")
     assert result.group.members[0].generation is None and result.group.members[0].rack is None
-    direct = lead(scenario([{"id": "a", "topics": ["t"], "generation": 4, "instance_id": "i"}]), "range", direct=True)
+    direct = lead(group({"t": 4}, [{"id": "a", "topics": ["t"], "generation": 4, "instance_id": "i"}]), "range", direct=True)
     assert direct.group.direct and direct.subscriptions == {}
     assert direct.group.members[0].generation == 4 and direct.group.members[0].instance_id == "i"
 
 
 def test_instance_id_comes_from_the_join_response_not_the_metadata():
-    result = lead(scenario([{"id": "a", "topics": ["t"], "instance_id": "static-a"}]), "range")
+    result = lead(group({"t": 4}, [{"id": "a", "topics": ["t"], "instance_id": "static-a"}]), "range")
     assert result.group.members[0].instance_id == "static-a"
 
 
@@ -164,7 +144,8 @@ def test_instance_id_comes_from_the_join_response_not_the_metadata():
 
 
 def owned_pair(protocol: str = "cooperative"):
-    return scenario(
+    return group(
+        {"t": 4},
         [{"id": "a", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 2}, {"id": "b", "topics": ["t"], "generation": 2}],
         protocol=protocol,
     )
@@ -172,13 +153,13 @@ def owned_pair(protocol: str = "cooperative"):
 
 def test_R39_leader_rejects_giving_an_owned_partition_straight_to_another_member(user_module):
     with pytest.raises(AssignorFailure) as info:
-        lead(owned_pair(), f"{user_module}:move_a0_to_b")
+        lead(owned_pair(), load_user_assignor(f"{user_module}:move_a0_to_b"))
     assert info.value.kafka_exception == "java.lang.IllegalStateException"
     assert "t-0" in str(info.value)
 
 
 def test_R39_passes_when_the_owner_revokes_first_and_revoking_is_filled(user_module):
-    result = lead(owned_pair(), f"{user_module}:revoke_first")
+    result = lead(owned_pair(), load_user_assignor(f"{user_module}:revoke_first"))
     assert "validate_cooperative_assignment passed" in result.notes
     assert result.assignment.revoking == {"a": (tp("t-0"),)}
 
@@ -186,7 +167,7 @@ def test_R39_passes_when_the_owner_revokes_first_and_revoking_is_filled(user_mod
 def test_R39_is_not_run_for_cooperative_sticky_nor_under_eager(user_module):
     coop = lead(owned_pair(), "cooperative-sticky")
     assert any("skipped" in n for n in coop.notes)
-    eager = lead(owned_pair("eager"), f"{user_module}:move_a0_to_b")
+    eager = lead(owned_pair("eager"), load_user_assignor(f"{user_module}:move_a0_to_b"))
     assert not any("validate_cooperative_assignment" in n for n in eager.notes)
     assert eager.assignment.revoking == {}
 
@@ -201,22 +182,24 @@ def test_R39_loophole_a_partition_claimed_twice_and_kept_by_one_claimant_passes(
 
 def test_leader_runs_no_kip792_duplicate_claim_check(user_module):
     # KIP-792's validateSubscription was removed before merge: two members owning t-0 reach the assignor.
-    sc = scenario(
+    sc = group(
+        {"t": 4},
         [{"id": "a", "topics": ["t"], "owned": {"t": [0]}, "generation": 2},
          {"id": "b", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 2}],
         protocol="cooperative",
     )
-    result = lead(sc, f"{user_module}:echo_owned")
+    result = lead(sc, load_user_assignor(f"{user_module}:echo_owned"))
     assert result.assignment.assignment["a"] == (tp("t-0"),) and result.assignment.assignment["b"] == (tp("t-0"), tp("t-1"))
 
 
 def test_user_assignor_sees_what_the_wire_delivered(user_module):
-    sc = scenario(
+    sc = group(
+        {"t": 4},
         [{"id": "old", "topics": ["t"], "owned": {"t": [0]}, "generation": 3, "version": 0},
          {"id": "new", "topics": ["t"], "owned": {"t": [1]}, "generation": 3, "version": 3}],
         protocol="cooperative",
     )
-    lead(sc, f"{user_module}:echo_owned")
+    lead(sc, load_user_assignor(f"{user_module}:echo_owned"))
     doc = sys.modules[user_module].seen[-1]
     assert [(m["id"], m["owned"], m["generation"]) for m in doc["members"]] == [("old", {}, -1), ("new", {"t": [1]}, 3)]
     assert doc["protocol"] == "cooperative"
@@ -227,7 +210,7 @@ def test_user_assignor_sees_what_the_wire_delivered(user_module):
 
 
 def test_assignments_are_v3_in_the_assignors_list_order():
-    sc = scenario([{"id": "c", "topics": ["t1", "t2", "t10"]}], topics={"t1": 1, "t2": 1, "t10": 1})
+    sc = group({"t1": 1, "t2": 1, "t10": 1}, [{"id": "c", "topics": ["t1", "t2", "t10"]}])
     result = lead(sc, "range")
     decoded = decode_assignment(result.assignments["c"])
     assert decoded.version == 3 and decoded.user_data is None
@@ -240,9 +223,7 @@ def test_assignments_are_v3_in_the_assignors_list_order():
 
 
 def test_mixed_version_cooperative_sticky_wire_and_direct_differ():
-    doc = json.loads((REGRESSIONS / "cooperative-sticky-v0-claims-invisible.json").read_text())
-    expect = doc.pop("expect")
-    sc = scenario_from_dict(doc)
+    sc, expect = load_regression(REGRESSIONS / "cooperative-sticky-v0-claims-invisible.json")
     wire = lead(sc, expect["assignor"])
     direct = lead(sc, expect["assignor"], direct=True)
     seen = {s.member_id: s for s in wire.group.members}
@@ -264,9 +245,10 @@ def test_mixed_version_cooperative_sticky_wire_and_direct_differ():
 
 
 def test_decoded_view_attributes_claims_as_each_assignor_reads_them():
-    sc = scenario(
+    sc = group(
+        {"t": 4},
         [{"id": "a", "topics": ["t"], "owned": {"t": [0, 1]}, "generation": 3, "version": 0},
-         {"id": "b", "topics": ["t"], "owned": {"t": [2]}, "generation": 2, "version": 3}]
+         {"id": "b", "topics": ["t"], "owned": {"t": [2]}, "generation": 2, "version": 3}],
     )
     view = {m.id: (m.owned, m.generation) for m in decoded_view(sc, "sticky").members}
     # R1: the eager sticky assignor reads its user data, whatever the subscription version and protocol.
@@ -302,10 +284,13 @@ def test_cli_assign_prints_the_assignment_document(tmp_path, capsys):
 
 
 def test_cli_assign_failures_are_one_line_and_exit_2(tmp_path, capsys):
-    ref = write(tmp_path, {"format": "stickyproof.scenario/1", "topics": {"t": 3}, "members": []})
-    assert main(["assign", ref, "--assignor", "roundrobin"]) == 2
+    # KAFKA_SEMANTICS §10 K1: claims past the partition count make the constrained path's round robin throw.
+    ref = write(tmp_path, {"format": "stickyproof.scenario/1", "topics": {"t": 4},
+                           "members": [{"id": "a", "topics": ["t"], "owned": {"t": [5, 6]}, "generation": 1},
+                                       {"id": "b", "topics": ["t"]}]})
+    assert main(["assign", ref, "--assignor", "sticky"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("AssignorFailure: java.lang.IllegalArgumentException")
+    assert err.count("\n") == 1 and err.startswith("AssignorFailure: IllegalStateException")
     assert main(["assign", ref, "--assignor", "nope"]) == 2
     assert capsys.readouterr().err.startswith("UnknownAssignor:")
 

@@ -103,6 +103,14 @@ RULES = [
     ("unknown member field", lambda d: d["members"][1].update(owner=[]), "members[1].owner", "unknown field"),
     ("rack not a string", lambda d: d["members"][0].update(rack=3), "members[0].rack", "expected a rack"),
     ("members not a list", lambda d: d.update(members={}), "members", "expected an array"),
+    ("notes not an array", lambda d: d.update(notes="generations unknown"), "notes", "expected an array of strings"),
+    ("note not a string", lambda d: d.update(notes=["ok", 3]), "notes[1]", "expected a string"),
+    ("empty member id", lambda d: d["members"][1].update(id=""), "members[1].id", "got the empty string"),
+    ("empty subscribed topic", lambda d: d["members"][1].update(topics=[""]), "members[1].topics[0]", "got the empty string"),
+    ("empty topic name", lambda d: d["topics"].update({"": 3}), "topics.", "got the empty string"),
+    ("empty owned topic", lambda d: d["members"][0]["owned"].update({"": [0]}), "members[0].owned.", "got the empty string"),
+    ("no members", lambda d: d.update(members=[]), "members", "at least one member"),
+    ("count past int32 in object", lambda d: d["topics"].update(audit={"partitions": 2**31}), "topics.audit.partitions", "exceeds int32"),
 ]
 
 
@@ -201,7 +209,7 @@ names = st.text(alphabet="abcxyz-_.0123456789", min_size=1, max_size=6)
 @st.composite
 def documents(draw):
     topics = draw(st.dictionaries(names, st.integers(0, 6), max_size=4))
-    ids = draw(st.lists(names, unique=True, max_size=5))
+    ids = draw(st.lists(names, unique=True, min_size=1, max_size=5))
     members = []
     for mid in ids:
         subs = draw(st.lists(st.sampled_from(sorted(topics) + ["ghost"]), unique=True, max_size=4))
@@ -233,6 +241,12 @@ def test_expect_key_of_regression_files_is_read_and_ignored():
     doc = {**copy.deepcopy(EXAMPLE), "expect": {"assignor": "sticky", "mechanism": "..."}}
     assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
     assert "expect" not in scenario_to_dict(scenario_from_dict(doc))
+
+
+def test_notes_key_written_by_import_is_read_and_ignored():
+    doc = {**copy.deepcopy(EXAMPLE), "notes": ["generation -1 for every member: the describe output shows none"]}
+    assert scenario_from_dict(doc) == scenario_from_dict(EXAMPLE)
+    assert "notes" not in scenario_to_dict(scenario_from_dict(doc))
 
 
 def test_assignment_may_list_a_partition_twice_so_the_check_can_report_it():

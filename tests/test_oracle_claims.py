@@ -1,7 +1,7 @@
 """D1-D5 of models/optimal-assignment.md: which partitions are assigned, who may keep which.
 
 One test per rule, named after it; a property checks the vectorised ``claim_table`` against the
-plain-dict restatement in ``oracle.brute`` on generated groups.
+plain-dict restatement in ``tests/brute.py`` on generated groups.
 """
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ import random
 
 from hypothesis import given, settings
 
-from .oracle_groups import small_groups
-from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
 from stickyproof.oracle.aggregate import cooperative_round
-from stickyproof.oracle.brute import simple_retainable
 from stickyproof.oracle.claims import (
     assignable_partitions,
     assignable_topics,
@@ -22,14 +20,13 @@ from stickyproof.oracle.claims import (
     retainable_claims,
     subscribers_by_topic,
 )
+from stickyproof.oracle.flow import solve_flow
+
+from .brute import simple_retainable
+from .builders import group
+from .oracle_groups import small_groups
 
 TP = TopicPartition
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def test_d1_only_existing_partitions_of_subscribed_topics_are_assigned():
@@ -80,6 +77,15 @@ def test_d3_claims_on_nonexistent_partitions_and_topics_are_void():
         ],
     )
     assert retainable_claims(s) == {TP("t", 1): "b"}
+
+
+def test_d3_a_negative_partition_claim_is_void():
+    # Only a Scenario built in Python can hold one (the format rejects it); it used to crash
+    # claim_table with numpy's ValueError and be listed by claimants.
+    s = Scenario((Topic("t", 2),), (Member("a", ("t",), (TP("t", -1), TP("t", 0)), 3), Member("b", ("t",))))
+    assert retainable_claims(s) == {TP("t", 0): "a"}
+    assert claimants(s) == {TP("t", 0): ("a",)}
+    assert solve_flow(s).optimal
 
 
 def test_d3_a_void_claim_does_not_tie_with_a_real_one():

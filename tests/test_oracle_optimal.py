@@ -14,25 +14,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from stickyproof.errors import InvalidScenario
-from stickyproof.model import Assignment, TopicPartition, scenario_from_dict
+from stickyproof.model import Assignment, TopicPartition
 from stickyproof.oracle import flow as flow_module
 from stickyproof.oracle import optimal as optimal_module
 from stickyproof.oracle.aggregate import aggregate
-from stickyproof.oracle.brute import _admissible, _problem, brute_optimum, enumerate_assignments, evaluate_choice
 from stickyproof.oracle.flow import CertificateCheck, certified_solution, solve_flow
 from stickyproof.oracle.optimal import solve_cpsat
 from stickyproof.oracle.windows import load_windows
 
+from .brute import admissible, brute_optimum, enumerate_assignments, evaluate_choice, problem
+from .builders import group
 from .oracle_groups import small_groups
 
 TP = TopicPartition
 MODES = ("global", "uniform", "kafka")
-
-
-def group(topics, members, protocol="eager"):
-    return scenario_from_dict(
-        {"format": "stickyproof.scenario/1", "protocol": protocol, "topics": topics, "members": members}
-    )
 
 
 def owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
@@ -51,7 +46,7 @@ def assert_agrees(result, expected, scenario, racks=False):
 
 
 def product_size(scenario) -> int:
-    _, _, choices = _problem(scenario)
+    _, _, choices = problem(scenario)
     return int(np.prod([len(c) for c in choices], dtype=np.int64)) if choices else 1
 
 
@@ -96,14 +91,14 @@ def test_rack_tier_engines_agree_with_exhaustive_enumeration(scenario):
 def test_enumerator_dp_equals_the_plain_product(scenario):
     if product_size(scenario) > 4096:
         return
-    parts, _, _ = _problem(scenario)
+    parts, _, _ = problem(scenario)
     for balance in MODES:
         best = None
         for owner in enumerate_assignments(scenario):
             members = sorted(m.id for m in scenario.members)
             loads = tuple(sum(1 for v in owner.values() if v == m) for m in members)
             held = tuple(frozenset(tp.topic for tp, v in owner.items() if v == m) for m in members)
-            if not _admissible(balance, loads, held, len(parts)):
+            if not admissible(balance, loads, held, len(parts)):
                 continue
             obj = evaluate_choice(scenario, owner, racks=True)
             if best is None or obj.key() < best.key():
@@ -117,9 +112,9 @@ def test_kafka_balance_alone_is_weak_but_its_optimum_is_the_global_one():
     # yet the lexicographic optimum under C5 is the global one.
     s = group({"t": 4}, [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"]}])
     lopsided = ((4, 0), (frozenset({"t"}), frozenset()))
-    assert _admissible("kafka", *lopsided, 4)
+    assert admissible("kafka", *lopsided, 4)
     uneven = ((3, 1), (frozenset({"t"}), frozenset({"t"})))
-    assert not _admissible("kafka", *uneven, 4)
+    assert not admissible("kafka", *uneven, 4)
     assert brute_optimum(s, balance="kafka").objective == brute_optimum(s, balance="global").objective
 
 
@@ -200,7 +195,7 @@ def test_a_stage_one_balance_without_proof_is_not_proven(monkeypatch):
 
 def test_a_rejected_flow_certificate_proves_nothing(monkeypatch):
     s = mid_group()
-    monkeypatch.setattr(flow_module, "check_certificate", lambda *a, **k: CertificateCheck(False, ("K4: forced",)))
+    monkeypatch.setattr(flow_module, "check_certificate", lambda *a, **k: CertificateCheck(False, ("FC4: forced",)))
     r = solve_flow(s)
     assert r.status == "FEASIBLE" and not r.proven and r.bound is None
     c = solve_cpsat(s)

@@ -7,19 +7,20 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stickyproof.assignors.ownership import _replay_contested, _owner_after_lost_claim_current, resolve_prior_owners
+from stickyproof.assignors.ownership import owner_after_lost_claim_current, replay_contested, resolve_prior_owners
+from stickyproof.assignors.releases import STICKY, get_release
 from stickyproof.assignors.sticky_types import PriorOwners, StickyInput
 from stickyproof.model import TopicPartition
 
-from .test_sticky_support import input_of, tps
+from .builders import input_of, literal_prior_owners, tps
 
 
 def kept(prior: PriorOwners) -> dict[str, list[str]]:
     return {m: [str(p) for p in v] for m, v in prior.consumer_to_owned_partitions.items()}
 
 
-def resolve(claims, *, order, ppt=None, variant="current", **kw) -> PriorOwners:
-    return resolve_prior_owners(input_of(ppt or {"t": 6, "u": 3}, claims, order=order, **kw), variant=variant)
+def resolve(claims, *, order, ppt=None, release="sticky", **kw) -> PriorOwners:
+    return resolve_prior_owners(input_of(ppt or {"t": 6, "u": 3}, claims, order=order, **kw), get_release(release))
 
 
 # ------------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ def test_R10_rival_generation_is_read_from_the_wire():
 def test_R11_max_generation_is_the_highest_member_generation_or_minus_one():
     assert resolve({"a": ((), 3), "b": ((), None)}, order=["a", "b"]).max_generation == 3
     assert resolve({"a": ((), None)}, order=["a"]).max_generation == -1
-    assert resolve_prior_owners(input_of({"t": 1}, {})).max_generation == -1
+    assert resolve_prior_owners(input_of({"t": 1}, {}), STICKY).max_generation == -1
 
 
 # ------------------------------------------------------------------------------------------
@@ -95,48 +96,48 @@ def test_R11_max_generation_is_the_highest_member_generation_or_minus_one():
 
 
 def test_variant_2_2_trusts_every_claim_so_a_stalled_member_keeps_reassigned_partitions():
-    prior = resolve({"stalled": (["t-0", "t-1"], None), "current": (["t-0", "t-1", "t-2"], None)}, order=["stalled", "current"], variant="2.2")
+    prior = resolve({"stalled": (["t-0", "t-1"], None), "current": (["t-0", "t-1", "t-2"], None)}, order=["stalled", "current"], release="sticky@2.2")
     assert kept(prior) == {"stalled": ["t-0", "t-1"], "current": ["t-0", "t-1", "t-2"]}
     assert not prior.partitions_with_multiple_previous_owners
 
 
 def test_variant_2_4_last_claimant_without_generation_wins():
     claims = {"a": (["t-0"], None), "b": (["t-0"], None)}
-    assert kept(resolve(claims, order=["a", "b"], variant="2.4")) == {"a": [], "b": ["t-0"]}
-    assert kept(resolve(claims, order=["b", "a"], variant="2.4")) == {"a": ["t-0"], "b": []}
+    assert kept(resolve(claims, order=["a", "b"], release="cooperative-sticky@2.4")) == {"a": [], "b": ["t-0"]}
+    assert kept(resolve(claims, order=["b", "a"], release="cooperative-sticky@2.4")) == {"a": ["t-0"], "b": []}
 
 
 def test_variant_2_4_treemap_first_claim_wins_within_a_present_generation():
     claims = {"a": (["t-0"], 2), "b": (["t-0"], 2), "c": (["t-0"], 1)}
-    prior = resolve(claims, order=["a", "b", "c"], variant="2.4")
+    prior = resolve(claims, order=["a", "b", "c"], release="cooperative-sticky@2.4")
     assert kept(prior) == {"a": ["t-0"], "b": [], "c": []}
 
 
 def test_variant_2_6_highest_generation_only_drops_uncontested_claims_of_older_members():
     claims = {"a": (["t-0"], 3), "b": (["t-1"], 5), "c": (["t-2"], None)}
-    prior = resolve(claims, order=["a", "b", "c"], variant="2.6")
+    prior = resolve(claims, order=["a", "b", "c"], release="sticky@2.6")
     assert kept(prior) == {"a": [], "b": ["t-1"], "c": []}
     assert prior.max_generation == 5
     # Generation-less claims count only while nobody with a generation has been seen.
-    prior = resolve({"c": (["t-2"], None), "d": (["t-3"], None)}, order=["c", "d"], variant="2.6")
+    prior = resolve({"c": (["t-2"], None), "d": (["t-3"], None)}, order=["c", "d"], release="sticky@2.6")
     assert kept(prior) == {"c": ["t-2"], "d": ["t-3"]}
 
 
 def test_variant_2_6_duplicates_within_the_highest_generation_are_not_detected():
-    prior = resolve({"a": (["t-0"], 4), "b": (["t-0"], 4)}, order=["a", "b"], variant="2.6")
+    prior = resolve({"a": (["t-0"], 4), "b": (["t-0"], 4)}, order=["a", "b"], release="sticky@2.6")
     assert kept(prior) == {"a": ["t-0"], "b": ["t-0"]}
 
 
 def test_variant_2_6_unequal_subscriptions_use_the_general_path_treemap():
     claims = {"a": (["t-0"], 3), "b": (["t-1"], 5)}
-    prior = resolve(claims, order=["a", "b"], variant="2.6", topics={"a": ["t"], "b": ["t", "u"]})
+    prior = resolve(claims, order=["a", "b"], release="sticky@2.6", topics={"a": ["t"], "b": ["t", "u"]})
     assert kept(prior) == {"a": ["t-0"], "b": ["t-1"]}  # not "highest generation only"
 
 
 def test_variant_3_5_1_owner_map_overwrite_lets_two_members_keep_a_partition():
     for gens, both in (((2, 1, 3), True), ((3, 1, 2), True), ((1, 2, 3), False), ((1, 3, 2), False), ((2, 3, 1), False), ((3, 2, 1), False)):
         claims = {m: (["t-0"], g) for m, g in zip("abc", gens)}
-        prior = resolve(claims, order=list("abc"), variant="3.5.1")
+        prior = resolve(claims, order=list("abc"), release="cooperative-sticky@3.5.1")
         keepers = [m for m, v in kept(prior).items() if v]
         assert (len(keepers) == 2) == both, (gens, keepers)
         current = resolve(claims, order=list("abc"))
@@ -148,35 +149,10 @@ def test_variant_3_5_1_owner_map_overwrite_lets_two_members_keep_a_partition():
 
 
 def literal_resolution(inp: StickyInput) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition]]:
-    """``allSubscriptionsEqual``'s ownership loop, claim by claim, as Kafka writes it."""
-    owned: dict[str, list[TopicPartition]] = {}
-    owner: dict[TopicPartition, str] = {}
-    dup: set[TopicPartition] = set()
-    for m in inp.members:
-        data = inp.member_data[m]
-        g = -1 if data.generation is None else data.generation
-        mine: list[TopicPartition] = []
-        owned[m] = mine
-        for tp in data.partitions:
-            if tp.topic not in inp.partitions_per_topic:
-                continue
-            other = owner.get(tp)
-            if other is None:
-                mine.append(tp)
-                owner[tp] = m
-                continue
-            og = inp.wire_generation[other]
-            if g == og:
-                dup.add(tp)
-                if tp in owned[other]:
-                    owned[other].remove(tp)
-                owner[tp] = m
-            elif g > og:
-                mine.append(tp)
-                if tp in owned[other]:
-                    owned[other].remove(tp)
-                owner[tp] = m
-    return owned, dup
+    """``allSubscriptionsEqual``'s ownership loop, claim by claim, as Kafka writes it (builders.literal_prior_owners)."""
+    literal = literal_prior_owners(inp)
+    owned = {m: list(v) for m, v in literal.consumer_to_owned_partitions.items()}
+    return owned, set(literal.partitions_with_multiple_previous_owners)
 
 
 @st.composite
@@ -191,7 +167,7 @@ def claim_groups(draw):
 @settings(max_examples=300)
 @given(claim_groups())
 def test_bulk_resolution_equals_the_literal_loop(inp):
-    prior = resolve_prior_owners(inp)
+    prior = resolve_prior_owners(inp, STICKY)
     owned, dup = literal_resolution(inp)
     assert {m: list(v) for m, v in prior.consumer_to_owned_partitions.items()} == owned
     assert set(prior.partitions_with_multiple_previous_owners) == dup
@@ -200,9 +176,9 @@ def test_bulk_resolution_equals_the_literal_loop(inp):
 def test_replay_pops_the_first_occurrence_like_list_remove():
     # A member claiming the same partition twice with a generation above its own wire generation.
     inp = input_of({"t": 2}, {"a": (["t-0", "t-0"], 3)}, wire_generation={"a": -1})
-    survivors, dup = _replay_contested(inp, [("a", 3, 0), ("a", 3, 1)], _owner_after_lost_claim_current)
+    survivors, dup = replay_contested(inp, [("a", 3, 0), ("a", 3, 1)], owner_after_lost_claim_current)
     assert list(survivors) == [("a", 1)] and not dup
-    assert kept(resolve_prior_owners(inp)) == {"a": ["t-0"]}
+    assert kept(resolve_prior_owners(inp, STICKY)) == {"a": ["t-0"]}
 
 
 def test_resolution_does_not_depend_on_claim_object_identity():

@@ -27,7 +27,6 @@ Every property of one assignor draws the same groups (one shared seed under the 
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -35,12 +34,15 @@ from hypothesis import assume, event, given, seed, settings
 from hypothesis import strategies as st
 
 from stickyproof.errors import AssignorFailure
+from stickyproof.grading import grade_assignor
 from stickyproof.leader import decoded_view, lead
-from stickyproof.model import Assignment, Scenario, TopicPartition
+from stickyproof.model import Assignment, Scenario
 from stickyproof.oracle.invariants import check_assignment
 from stickyproof.scenarios.sampler import Space, sample
 from stickyproof.scenarios.space import OWNERSHIP, SUBSCRIPTIONS
 from stickyproof.strategies import groups
+
+from .checks import violations
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 STICKY = ("sticky", "cooperative-sticky")
@@ -128,14 +130,7 @@ def assigned(assignor: str, scn: Scenario) -> Assignment:
 
 @functools.lru_cache(maxsize=None)
 def graded(assignor: str, scn: Scenario):
-    # Skipped (naming the module) only while oracle/grade.py is still being written.
-    grade = pytest.importorskip("stickyproof.oracle.grade", reason="stickyproof.oracle.grade does not exist yet").grade
-    return grade(
-        scn,
-        run=lambda s: lead(s, assignor).assignment,
-        view=decoded_view(scn, assignor),
-        assignor=assignor,
-    )
+    return grade_assignor(scn, assignor)
 
 
 def violated(g) -> dict[str, object]:
@@ -295,6 +290,14 @@ def test_range_and_roundrobin_ignore_owned_partitions(assignor, data):
     assert assigned(assignor, bare).assignment == assigned(assignor, scn).assignment
 
 
+def _claims_visible(assignor: str, **knobs):
+    """``ordinary_groups(assignor, **knobs)`` where the assignor sees the claims: cooperative-sticky
+    only under COOPERATIVE (R35; under EAGER the owned partitions never reach the leader, R37)."""
+    if assignor == "cooperative-sticky":
+        knobs["protocols"] = st.just("cooperative")
+    return ordinary_groups(assignor, **knobs)
+
+
 def _balanced_prior(assignor: str):
     """Equal subscriptions, a balanced prior assignment at the current generation, no hazard, no
     racks (a rack mismatch moves a partition by design, R16), and claims the assignor can see
@@ -308,9 +311,7 @@ def _balanced_prior(assignor: str):
         max_unknown_generation=0,
         max_deleted_topic_claims=0,
     )
-    if assignor == "cooperative-sticky":
-        knobs["protocols"] = st.just("cooperative")
-    return ordinary_groups(assignor, **knobs)
+    return _claims_visible(assignor, **knobs)
 
 
 @pytest.mark.parametrize("assignor", STICKY)
@@ -335,9 +336,7 @@ def _constrained_with_visible_claims(assignor: str):
         versions=st.sampled_from((3, 2)),
         max_stale=1,
     )
-    if assignor == "cooperative-sticky":
-        knobs["protocols"] = st.just("cooperative")
-    return ordinary_groups(assignor, **knobs)
+    return _claims_visible(assignor, **knobs)
 
 
 @pytest.mark.parametrize("assignor", STICKY)
@@ -365,39 +364,9 @@ def test_R16_constrained_path_keeps_visible_claims_up_to_min_quota(assignor, dat
 
 
 def plain_violations(scn: Scenario, assignment: Assignment) -> set[str]:
-    """The validity invariants of models/invariants.md §2, by set arithmetic (no solver): what
-    the oracle must report. Cooperative: a partition in some revoking list counts once as placed."""
-    counts = {t.name: t.partitions for t in scn.topics}
-    subscribed = {t for m in scn.members for t in m.topics}
-    assignable = {TopicPartition(t, p) for t, n in counts.items() if t in subscribed for p in range(n)}
-    topics = {m.id: set(m.topics) for m in scn.members}
-    coop = scn.protocol == "cooperative"
-    placed = Counter(tp for tps in assignment.assignment.values() for tp in tps)
-    withheld = {tp for tps in assignment.revoking.values() for tp in tps} if coop else set()
-    for tp in withheld:
-        placed[tp] += 1
-
-    def exists(tp: TopicPartition) -> bool:
-        return 0 <= tp.partition < counts.get(tp.topic, 0)
-
-    out = set()
-    if assignable - set(placed):
-        out.add("unassigned")
-    if any(k >= 2 and exists(tp) for tp, k in placed.items()):
-        out.add("duplicate")
-    if any(tp.topic not in topics.get(m, set()) for m, tps in assignment.assignment.items() for tp in tps):
-        out.add("unsubscribed")
-    if any(not exists(tp) for tps in assignment.assignment.values() for tp in tps):
-        out.add("nonexistent")
-    if coop:
-        claimants: dict[TopicPartition, set[str]] = {}
-        for m in scn.members:
-            for tp in m.owned:
-                if tp in assignable:
-                    claimants.setdefault(tp, set()).add(m.id)
-        if any(tp in claimants and m not in claimants[tp] for m, tps in assignment.assignment.items() for tp in tps):
-            out.add("cooperative-unsafe")
-    return out
+    """The validity invariants of models/invariants.md §2, by set arithmetic (no solver, tests/checks.py):
+    what the oracle must report. Cooperative: a partition in some revoking list counts once as placed."""
+    return set(violations(scn, assignment, cooperative=scn.protocol == "cooperative")) & set(CAUGHT)
 
 
 CAUGHT = ("unassigned", "duplicate", "unsubscribed", "nonexistent", "cooperative-unsafe")

@@ -14,8 +14,12 @@ from hypothesis import strategies as st
 from stickyproof.assignors.base import GroupSubscription, Subscription
 from stickyproof.assignors.range import assign_range, member_info_order, partitions_per_topic
 from stickyproof.javaorder import hashmap_capacity, hashmap_order, java_string_hash, java_string_key
-from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, scenario_from_dict, tp_map_to_dict
+from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, tp_map_to_dict
 from stickyproof.strategies import groups
+
+from .builders import direct_group, strs
+from .checks import rack_mismatches, validity
+from .test_kafka_cases import load_case
 
 CASES = Path(__file__).parent / "kafka_cases"
 
@@ -31,33 +35,11 @@ def group_of(topics: dict[str, int | tuple[int, list[list[str]]]], members: list
     return GroupSubscription(meta, tuple(members))
 
 
-def direct_group(scenario: Scenario) -> GroupSubscription:
-    """What Kafka's unit tests hand ``assignPartitions``: the subscriptions as stated, no wire."""
-    return GroupSubscription(
-        {t.name: t for t in scenario.topics},
-        tuple(
-            Subscription(m.id, m.topics, None, m.owned, m.generation if m.generation >= 0 else None, m.rack, m.instance_id, m.version)
-            for m in scenario.members
-        ),
-    )
-
-
-def lists(assignment: Assignment) -> dict[str, list[str]]:
-    return {m: [str(tp) for tp in tps] for m, tps in assignment.assignment.items()}
-
-
 def assert_valid_range(group: GroupSubscription, assignment: Assignment) -> None:
     """Every existing partition of a subscribed topic goes to exactly one of its subscribers; nothing else is given;
     per topic the subscribers' counts differ by at most one (the range guarantee, R43/R47)."""
-    assert set(assignment.assignment) == {s.member_id for s in group.members}
+    assert validity(group, assignment) == []
     subscribed = {t for s in group.members for t in s.topics}
-    expected = {
-        TopicPartition(t, p) for t in subscribed if t in group.metadata for p in range(group.metadata[t].partitions)
-    }
-    given_out = [tp for tps in assignment.assignment.values() for tp in tps]
-    assert len(given_out) == len(set(given_out)) and set(given_out) == expected
-    for s in group.members:
-        assert all(tp.topic in s.topics for tp in assignment.assignment[s.member_id])
     for t in subscribed & set(group.metadata):
         counts = [sum(tp.topic == t for tp in assignment.assignment[s.member_id]) for s in group.members if t in s.topics]
         assert max(counts) - min(counts) <= 1
@@ -161,20 +143,20 @@ def test_R41_static_members_first_by_instance_id_then_dynamic_by_member_id():
     ]
     assert [members[i].member_id for i in member_info_order(members)] == ["c", "b", "0", "a"]
     result = assign_range(group_of({"t": 4}, members))
-    assert lists(result) == {"c": ["t-0"], "b": ["t-1"], "0": ["t-2"], "a": ["t-3"]}
+    assert strs(result) == {"c": ["t-0"], "b": ["t-1"], "0": ["t-2"], "a": ["t-3"]}
 
 
 def test_R41_member_ids_compare_as_java_strings():
     # U+FF5E sorts after U+1F600 in Python (code points) but before it in Java (UTF-16 code units: D83D DE00).
     members = [Subscription("\U0001F600", ("t",)), Subscription("\uff5e", ("t",))]
-    assert lists(assign_range(group_of({"t": 2}, members))) == {"\U0001F600": ["t-0"], "\uff5e": ["t-1"]}
+    assert strs(assign_range(group_of({"t": 2}, members))) == {"\U0001F600": ["t-0"], "\uff5e": ["t-1"]}
 
 
 def test_R43_first_p_mod_n_subscribers_get_one_extra_partition_per_topic():
     members = [Subscription(f"c{i}", ("t1", "t2")) for i in range(3)]
     result = assign_range(group_of({"t1": 7, "t2": 2}, members))
     # t1: 7 = 3*2 + 1 -> c0 gets 3, c1 and c2 get 2; t2: 2 < 3 -> c0 and c1 get one each, c2 none.
-    assert lists(result) == {
+    assert strs(result) == {
         "c0": ["t1-0", "t1-1", "t1-2", "t2-0"],
         "c1": ["t1-3", "t1-4", "t2-1"],
         "c2": ["t1-5", "t1-6"],
@@ -184,7 +166,7 @@ def test_R43_first_p_mod_n_subscribers_get_one_extra_partition_per_topic():
 def test_R43_lists_follow_the_partitions_per_topic_hashmap_order():
     # String.hashCode: t1 = 3645, t2 = 3646, t10 = 113043; spread() & 15 puts them in buckets 13, 14, 2.
     result = assign_range(group_of({"t1": 1, "t2": 1, "t10": 1}, [Subscription("c", ("t1", "t2", "t10"))]))
-    assert lists(result) == {"c": ["t10-0", "t1-0", "t2-0"]}
+    assert strs(result) == {"c": ["t10-0", "t1-0", "t2-0"]}
     assert list(partitions_per_topic(group_of({"t1": 1, "t2": 1, "t10": 1}, [Subscription("c", ("t1", "t2", "t10"))]))) == [
         "t10", "t1", "t2"
     ]
@@ -193,7 +175,7 @@ def test_R43_lists_follow_the_partitions_per_topic_hashmap_order():
 def test_R43_only_existing_non_empty_subscribed_topics_are_assigned():
     members = [Subscription("a", ("t", "ghost", "empty")), Subscription("b", ())]
     result = assign_range(group_of({"t": 2, "empty": 0, "other": 5}, members))
-    assert lists(result) == {"a": ["t-0", "t-1"], "b": []}
+    assert strs(result) == {"a": ["t-0", "t-1"], "b": []}
 
 
 def test_R14_empty_group_gets_an_empty_assignment():
@@ -206,24 +188,24 @@ SUBSET_RACKS = [["a"], ["b"], ["c"], ["a"], ["b"], ["c"]]
 def test_R44_rack_matching_only_when_some_partition_is_not_on_every_rack():
     members = [Subscription(f"c{i}", ("t",), rack=r) for i, r in enumerate("abc")]
     everywhere = assign_range(group_of({"t": (6, [["a", "b", "c"]] * 6)}, members))
-    assert lists(everywhere) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"], "c2": ["t-4", "t-5"]}
+    assert strs(everywhere) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"], "c2": ["t-4", "t-5"]}
     subset = assign_range(group_of({"t": (6, SUBSET_RACKS)}, members))
-    assert lists(subset) == {"c0": ["t-0", "t-3"], "c1": ["t-1", "t-4"], "c2": ["t-2", "t-5"]}
+    assert strs(subset) == {"c0": ["t-0", "t-3"], "c1": ["t-1", "t-4"], "c2": ["t-2", "t-5"]}
     # Consumer racks disjoint from the replica racks: off, plain ranges.
     other = [Subscription(f"c{i}", ("t",), rack=r) for i, r in enumerate("def")]
-    assert lists(assign_range(group_of({"t": (6, SUBSET_RACKS)}, other)))["c0"] == ["t-0", "t-1"]
+    assert strs(assign_range(group_of({"t": (6, SUBSET_RACKS)}, other)))["c0"] == ["t-0", "t-1"]
     # An empty rack string is no rack.
     blank = [Subscription(f"c{i}", ("t",), rack="") for i in range(3)]
-    assert lists(assign_range(group_of({"t": (6, SUBSET_RACKS)}, blank)))["c0"] == ["t-0", "t-1"]
+    assert strs(assign_range(group_of({"t": (6, SUBSET_RACKS)}, blank)))["c0"] == ["t-0", "t-1"]
 
 
 def test_R44_one_rack_aware_topic_turns_on_sorted_lists_for_the_whole_assignment():
     # t10 iterates before t1 (see the R43 order test); with t1 rack-aware every list is sorted.
     members = [Subscription("c0", ("t1", "t10"), rack="a"), Subscription("c1", ("t1", "t10"), rack="b")]
     result = assign_range(group_of({"t1": (2, [["a"], ["b"]]), "t10": 2}, members))
-    assert lists(result) == {"c0": ["t1-0", "t10-0"], "c1": ["t1-1", "t10-1"]}
+    assert strs(result) == {"c0": ["t1-0", "t10-0"], "c1": ["t1-1", "t10-1"]}
     plain = assign_range(group_of({"t1": 2, "t10": 2}, members))
-    assert lists(plain) == {"c0": ["t10-0", "t1-0"], "c1": ["t10-1", "t1-1"]}
+    assert strs(plain) == {"c0": ["t10-0", "t1-0"], "c1": ["t10-1", "t1-1"]}
 
 
 def test_R45_co_partitioned_topics_give_each_partition_index_to_one_member():
@@ -231,18 +213,18 @@ def test_R45_co_partitioned_topics_give_each_partition_index_to_one_member():
     # Partition i of x and of y sit on the same rack, alternating a, b.
     racks = [["a"], ["b"], ["a"], ["b"]]
     result = assign_range(group_of({"x": (4, racks), "y": (4, racks)}, members))
-    assert lists(result) == {"c0": ["x-0", "x-2", "y-0", "y-2"], "c1": ["x-1", "x-3", "y-1", "y-3"]}
+    assert strs(result) == {"c0": ["x-0", "x-2", "y-0", "y-2"], "c1": ["x-1", "x-3", "y-1", "y-3"]}
     # If y's racks disagree with x's at every index, no member matches both: co-partitioning wins, plain ranges.
     flipped = [["b"], ["a"], ["b"], ["a"]]
     result = assign_range(group_of({"x": (4, racks), "y": (4, flipped)}, members))
-    assert lists(result) == {"c0": ["x-0", "x-1", "y-0", "y-1"], "c1": ["x-2", "x-3", "y-2", "y-3"]}
+    assert strs(result) == {"c0": ["x-0", "x-1", "y-0", "y-1"], "c1": ["x-2", "x-3", "y-2", "y-3"]}
 
 
 def test_R45_a_member_without_a_rack_matches_every_partition():
     members = [Subscription("c0", ("t",)), Subscription("c1", ("t",), rack="a")]
     result = assign_range(group_of({"t": (4, [["a"], ["a"], ["b"], ["b"]])}, members))
     # c0 (no rack) takes the two lowest partitions, c1 finds no rack-a partition left: it gets t-2, t-3 in phase 2.
-    assert lists(result) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"]}
+    assert strs(result) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"]}
 
 
 def test_R46_room_allows_the_extra_partition_only_while_fewer_than_r_members_exceeded_q():
@@ -250,14 +232,14 @@ def test_R46_room_allows_the_extra_partition_only_while_fewer_than_r_members_exc
     members = [Subscription("c0", ("t",), rack="a"), Subscription("c1", ("t",), rack="a")]
     result = assign_range(group_of({"t": (5, [["a"], ["a"], ["a"], ["a"], ["b"]])}, members))
     # c0 takes 3 rack-a partitions (room q+1 while r = 1); then c1's room is q = 2: t-3, and t-4 in phase 2.
-    assert lists(result) == {"c0": ["t-0", "t-1", "t-2"], "c1": ["t-3", "t-4"]}
+    assert strs(result) == {"c0": ["t-0", "t-1", "t-2"], "c1": ["t-3", "t-4"]}
 
 
 def test_R47_balance_wins_over_rack_alignment():
     # All partitions on rack a; c1 is on rack b and still gets its full share, misaligned.
     members = [Subscription("c0", ("t",), rack="a"), Subscription("c1", ("t",), rack="b")]
     result = assign_range(group_of({"t": (4, [["a"], ["a"], ["a"], ["b"]])}, members))
-    assert lists(result) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"]}
+    assert strs(result) == {"c0": ["t-0", "t-1"], "c1": ["t-2", "t-3"]}
     assert_valid_range(group_of({"t": (4, [["a"], ["a"], ["a"], ["b"]])}, members), result)
 
 
@@ -265,14 +247,12 @@ def test_R47_balance_wins_over_rack_alignment():
 # Kafka's tests, replayed from tests/kafka_cases
 
 
-def _cases(prefix: str) -> list[Path]:
+def kafka_case_files(prefix: str) -> list[Path]:
     return sorted(CASES.glob(f"{prefix}-*.json"))
 
 
 def replay_case(path: Path, assign) -> None:
-    doc = json.loads(path.read_text())
-    expect = doc.pop("expect")
-    scenario = scenario_from_dict(doc)
+    scenario, expect = load_case(path)
     group = direct_group(scenario)
     result = assign(group)
     got = {m: tp_map_to_dict(tps) for m, tps in result.assignment.items()}
@@ -280,23 +260,17 @@ def replay_case(path: Path, assign) -> None:
     if "lists" in expect:
         assert {m: [[tp.topic, tp.partition] for tp in tps] for m, tps in result.assignment.items()} == expect["lists"]
     if "rack_mismatches" in expect:
-        mismatched = 0
-        for m in scenario.members:
-            if m.rack:
-                for tp in result.assignment[m.id]:
-                    racks = scenario.topic(tp.topic).racks
-                    mismatched += not racks or m.rack not in racks[tp.partition]
-        assert mismatched == expect["rack_mismatches"]
+        assert rack_mismatches(scenario, result) == expect["rack_mismatches"]
 
 
 def test_kafka_cases_are_all_present():
     # RangeAssignorTest (20 tests, most parameterised) and AbstractPartitionAssignorTest.testUseRackAwareAssignment.
-    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in _cases("range")}
+    tests = {json.loads(p.read_text())["expect"]["kafka_test"].split("[")[0] for p in kafka_case_files("range")}
     assert len(tests) == 21
-    assert len(_cases("range")) >= 90
+    assert len(kafka_case_files("range")) >= 90
 
 
-@pytest.mark.parametrize("path", _cases("range"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", kafka_case_files("range"), ids=lambda p: p.stem)
 def test_kafka_range_case(path: Path):
     replay_case(path, assign_range)
 

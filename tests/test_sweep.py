@@ -277,12 +277,11 @@ def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
 
 def test_stickyproof_sweep_command_grades_real_groups(spark, tmp_path, capsys):
     """The CLI on the shared session: real sampler, leader, assignors and oracles; summary and report."""
-    pytest.importorskip("stickyproof.oracle.grade", reason="oracle/grade.py (the grader) is not there yet")
     from stickyproof.cli import main
 
     out = tmp_path / "run"
     args = ["sweep", "--groups", "6", "--seed", "11", "--assignors", "range,cooperative-sticky", "--out", str(out),
-            "--space", "members=1..4", "partitions=1..4", "--triage-seconds", "20"]
+            "--space", "members=1..4", "partitions=1..4", "--shrink-seconds", "20"]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert f"report: {out / 'report.html'}" in printed and "cooperative-sticky" in printed

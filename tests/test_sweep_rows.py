@@ -33,7 +33,7 @@ from stickyproof.sweep.triage import Signature, error_kind, shrink, signatures_o
 
 REQUIRED = [
     "seed", "index", "assignor", "valid", *INVARIANTS, "balanced_kafka", "balanced_global", "kept", "optimal_kept",
-    "optimal_kept_truth", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds", "error",
+    "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds", "error",
     "members", "topics", "partitions", "subscription", "versions", "stale_claimants", "protocol",
 ]
 
@@ -53,7 +53,7 @@ class FakeGrade:
     balanced: dict = field(default_factory=lambda: {"uniform": True, "global": True, "kafka": True})
     kept: int = 3
     optimal_kept: int = 4
-    optimal_kept_truth: int = 4
+    optimal_kept_global: int = 4
     proven: bool = True
     stickiness: float = 0.75
     moved: int = 1
@@ -381,25 +381,30 @@ def test_map_groups_turns_crashes_and_misfit_rows_into_error_rows_of_that_group_
 
 def test_grade_group_samples_once_and_grades_each_assignor_through_the_leader(monkeypatch):
     """The glue against the grade interface: run() goes through leader.lead, view is decoded_view."""
-    import sys
-    import types
-
     from stickyproof.leader import decoded_view, lead
     from stickyproof.scenarios.sampler import sample
+    from stickyproof.grading import Limits
     from stickyproof.sweep.rows import RowParams, grade_group
 
     calls = []
 
-    def fake_grade(scenario, *, run, view, assignor, time_limit):
+    def fake_grade(scenario, *, run, view, assignor, time_limit, **promise):
         assignment = run(scenario)
         assert assignment == lead(scenario, assignor).assignment
         assert view == decoded_view(scenario, assignor)
         calls.append((assignor, time_limit))
-        return FakeGrade(violations=[("unstable", {"member": "c0"})], valid=False)
+        from stickyproof.oracle.grade import Grade
+        from stickyproof.oracle.invariants import Violation
 
-    monkeypatch.setitem(sys.modules, "stickyproof.oracle.grade", types.SimpleNamespace(grade=fake_grade))
+        return Grade(assignor=assignor, valid=False, violations=(Violation("unstable", {"member": "c0"}),), balanced={},
+                     kept=3, optimal_kept=None, optimal_kept_global=4, proven=False, stickiness=None, moved=1,
+                     assign_seconds=0.001, solve_seconds=0.002)
+
+    import stickyproof.grading
+
+    monkeypatch.setattr(stickyproof.grading, "grade", fake_grade)
     index = next(i for i in range(50) if sample(3, i).protocol == "eager")
-    rows = grade_group(3, index, ["range", "sticky"], RowParams(time_limit=2.5))
+    rows = grade_group(3, index, ["range", "sticky"], RowParams(limits=Limits(z3_query_seconds=2.5)))
     assert calls == [("range", 2.5), ("sticky", 2.5)]
     assert [r["assignor"] for r in rows] == ["range", "sticky"]
     assert all(r["unstable"] and r["valid"] is False and r["error"] is None for r in rows)

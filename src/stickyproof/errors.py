@@ -7,12 +7,21 @@ else escaping is a bug and should show its traceback.
     ├── InvalidScenario        a scenario or assignment document breaks the format (names the JSON path)
     ├── DecodeError            bytes that do not decode (names the field and the byte offset)
     ├── EncodeError            a value that cannot be written at the asked version
+    ├── SpecError              a bundled message spec is malformed (wire._spec; a packaging bug)
+    ├── InvalidOption          an option out of its range (a time limit of 0, nan or inf; a negative count)
+    ├── InvalidSpace           a scenario-space knob that names nothing or breaks its rule (scenarios.space)
+    ├── InvalidStrategyArgument  a ``groups()`` argument that can generate nothing (strategies; also
+    │                          Hypothesis's ``InvalidArgument``)
     ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
     ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
+    │   ├── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
+    │   └── AssignorCrash      an assignor's child process died before answering (kind ``crash``)
+    │       └── AssignorGarbage  ... or answered something that is not an answer (kind ``garbage``)
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
-The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
+The classes live here, except the three defined beside the one module that raises them (named in
+parentheses). The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
 """
 
 from __future__ import annotations
@@ -22,8 +31,12 @@ __all__ = [
     "InvalidScenario",
     "DecodeError",
     "EncodeError",
+    "InvalidOption",
     "UnknownAssignor",
     "AssignorFailure",
+    "AssignorTimeLimit",
+    "AssignorCrash",
+    "AssignorGarbage",
     "SolverError",
     "SweepError",
 ]
@@ -66,6 +79,14 @@ class EncodeError(StickyproofError, ValueError):
     """A value that cannot be written (string too long, partition out of int32 range...)."""
 
 
+class InvalidOption(StickyproofError, ValueError):
+    """An option outside its range; ``option`` names it as the caller spelled it (``assignor_seconds``)."""
+
+    def __init__(self, option: str, message: str):
+        self.option = option
+        super().__init__(f"{option}: {message}")
+
+
 class UnknownAssignor(StickyproofError, LookupError):
     """An assignor name or ``module:callable`` reference that does not resolve."""
 
@@ -75,12 +96,62 @@ class AssignorFailure(StickyproofError, RuntimeError):
 
     Kafka's own assignors throw on some inputs (KAFKA_SEMANTICS.md R14, R21, R22, §10 K1, K3);
     stickyproof reproduces those throws as this error so a grade can record them.
-    ``kafka_exception`` names the Java exception Kafka would throw, when known.
+    ``kafka_exception`` names the Java exception Kafka would throw, when known. ``kind`` is what a
+    grade records the call's failure as (``error`` here; subclasses say ``time-limit``, ...).
     """
+
+    kind = "error"
 
     def __init__(self, message: str, *, kafka_exception: str | None = None):
         self.kafka_exception = kafka_exception
         super().__init__(f"{kafka_exception}: {message}" if kafka_exception else message)
+
+
+class AssignorTimeLimit(AssignorFailure):
+    """The assignor did not answer within ``Limits.assignor_seconds`` (a thread cannot be stopped: it is abandoned)."""
+
+    kind = "time-limit"
+
+
+class AssignorCrash(AssignorFailure):
+    """The assignor's child process (``exec:``, an isolated user assignor) exited or was killed by a
+    signal before answering the call (models/assignor-protocol.md §6).
+
+    ``exit_status`` is its exit code, or None when a signal ended it (``signal`` then names it,
+    ``SIGSEGV``); ``stderr_tail`` its last lines of standard error (at most 40), also written
+    into the message after its first line, so a recorded grade shows them.
+    """
+
+    kind = "crash"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_status: int | None = None,
+        signal: str | None = None,
+        stderr_tail: tuple[str, ...] = (),
+        kafka_exception: str | None = None,
+    ):
+        self.exit_status = exit_status
+        self.signal = signal
+        self.stderr_tail = tuple(stderr_tail)
+        if self.stderr_tail:
+            message += "\nstderr (last lines):\n" + "\n".join(f"  {line}" for line in self.stderr_tail)
+        super().__init__(message, kafka_exception=kafka_exception)
+
+
+class AssignorGarbage(AssignorCrash):
+    """The assignor's child answered with something that is not an answer: a line that is not one
+    JSON object, another call's ``id``, an answer over the size limit, or an assignment naming an
+    unknown member or a bad partition (the message names the path). ``line`` holds the offending
+    line, cut at 200 characters, when there is one."""
+
+    kind = "garbage"
+
+    def __init__(self, message: str, *, line: str | None = None, stderr_tail: tuple[str, ...] = ()):
+        self.line = line
+        super().__init__(message, stderr_tail=stderr_tail)
 
 
 class SolverError(StickyproofError, RuntimeError):

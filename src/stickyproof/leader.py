@@ -73,8 +73,13 @@ class LeaderResult:
     notes: tuple[str, ...]
 
 
-def lead(scenario: Scenario, assignor: str | AssignorInfo | None = None, *, direct: bool = False) -> LeaderResult:
+def lead(
+    scenario: Scenario, assignor: str | AssignorInfo | None = None, *, direct: bool = False, encode_assignments: bool = True
+) -> LeaderResult:
     """Run one rebalance of ``scenario`` as Kafka's leader would, with ``assignor`` (or the vote winner).
+
+    ``encode_assignments=False`` leaves ``assignments`` empty: the group simulator hands members their
+    partitions directly, and at a million partitions the encoding costs as much as the assignor.
 
     Raises ``InvalidScenario`` for a group Kafka would not get this far with (no common assignor and
     none forced; a cooperative rebalance with an eager-only assignor), ``AssignorFailure`` for the
@@ -106,7 +111,7 @@ def lead(scenario: Scenario, assignor: str | AssignorInfo | None = None, *, dire
             notes.append("validate_cooperative_assignment passed")
         if not any(assignment.revoking.values()):
             assignment = Assignment(assignment.assignment, _revoking(owned, assignment))
-    assignments = assignment_bytes(assignment, [m.id for m in scenario.members])
+    assignments = assignment_bytes(assignment, [m.id for m in scenario.members]) if encode_assignments else {}
     return LeaderResult(assignment, group, selected, protocol, subscriptions, assignments, assign_seconds, tuple(notes))
 
 
@@ -207,7 +212,8 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
 
     ownedPartitions: what it holds after ``onJoinPrepare`` — everything under COOPERATIVE, nothing
     under EAGER (R37); generationId: its generation; user data: the assignor's
-    (``subscriptionUserData``). Encoded at the member's own version, which drops what it lacks.
+    (``subscriptionUserData``, ``AssignorInfo.user_data``). Encoded at the member's own version,
+    which drops what it lacks.
     A scenario generation of -1 means "unknown" (SCENARIO_FORMAT.md), not a reset member that
     declared its partitions lost, so its owned partitions are still sent.
     """
@@ -215,7 +221,7 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
     sub = WireSubscription(
         version=member.version,
         topics=tuple(member.topics),
-        user_data=_user_data(member, info),
+        user_data=info.user_data(member),
         owned=tuple(owned),
         generation=member.generation,
         rack=member.rack,
@@ -235,7 +241,9 @@ def build_group(
 
     Wire mode: each member's bytes decoded (``ConsumerProtocol.deserializeSubscription``), then R3
     (negative generation -> absent; ``""`` rack -> absent); the instance id comes from the JoinGroup
-    response, not the metadata. Direct mode: the scenario's own fields, no wire.
+    response, not the metadata; each ``Subscription.raw`` keeps the bytes as received, for an assignor
+    that decodes them itself (raw wire mode, models/assignor-protocol.md §3). Direct mode: the
+    scenario's own fields, no wire.
     """
     metadata = {t.name: t for t in scenario.topics}
     members: list[Subscription] = []
@@ -245,7 +253,7 @@ def build_group(
                 Subscription(
                     member_id=m.id,
                     topics=tuple(m.topics),
-                    user_data=_user_data(m, info),
+                    user_data=info.user_data(m),
                     owned=tuple(m.owned),
                     generation=m.generation if m.generation >= 0 else None,
                     rack=m.rack,
@@ -266,35 +274,20 @@ def build_group(
                 rack=wire.rack or None,
                 instance_id=m.instance_id,
                 version=wire.version,
+                raw=data,
             )
         )
     return GroupSubscription(metadata, tuple(members), protocol, direct)
 
 
-def _user_data(member: Member, info: AssignorInfo) -> bytes | None:
-    """The assignor's ``subscriptionUserData`` for ``member`` at the assignor's version (the sticky core's rule)."""
-    if info.user or info.kafka_name not in ("sticky", "cooperative-sticky"):
-        return None
-    from .assignors import sticky
-
-    if info.kafka_name == "sticky":
-        return sticky.sticky_user_data(member, info.variant)
-    return sticky.cooperative_user_data(member, info.variant)
-
-
 def member_data(subscription: Subscription, info: AssignorInfo, *, direct: bool = False) -> MemberData:
     """The claims and generation ``info`` attributes to a decoded member (``memberData``, R1, R2).
 
-    The sticky assignors' rule is the sticky core's ``member_data``; every other assignor sees the
-    wire ``ownedPartitions`` and ``generationId`` as they are.
+    The registry supplies the rule with the assignor (``AssignorInfo.member_data``): the sticky
+    assignors read their user data as their release does; every other assignor sees the wire
+    ``ownedPartitions`` and ``generationId`` as they are.
     """
-    if not info.user and info.kafka_name in ("sticky", "cooperative-sticky"):
-        from .assignors import sticky
-
-        return sticky.member_data(
-            subscription, cooperative=info.kafka_name == "cooperative-sticky", variant=info.variant, direct=direct
-        )
-    return MemberData(tuple(subscription.owned), subscription.generation)
+    return info.member_data(subscription, direct=direct)
 
 
 # ------------------------------------------------------------------------------------------

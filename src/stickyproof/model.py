@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from ._json import has_surrogate, parse_json, surrogate_message
 from .errors import InvalidScenario
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Assignment",
     "Index",
     "scenario_from_dict",
+    "topics_from_dict",
     "scenario_to_dict",
     "assignment_from_dict",
     "assignment_to_dict",
@@ -36,6 +38,7 @@ __all__ = [
     "load_scenario",
     "load_assignment",
     "dump_json",
+    "jsonable",
     "partitions_by_topic",
     "tp_map_to_dict",
 ]
@@ -116,6 +119,15 @@ class Scenario:
                 return m
         raise KeyError(member_id)
 
+    def partition_count(self) -> int:
+        """Partitions in the leader's metadata, counted without building them (a topic may have 2^31 - 1)."""
+        return sum(t.partitions for t in self.topics)
+
+    def subscribed_partition_count(self) -> int:
+        """``len(self.subscribed_partitions())``, by arithmetic: what ``validate`` reports and the limits check."""
+        subscribed = {t for m in self.members for t in m.topics}
+        return sum(t.partitions for t in self.topics if t.name in subscribed)
+
     def subscribed_partitions(self) -> list[TopicPartition]:
         """Every existing partition of a topic somebody subscribes to, sorted (KAFKA_SEMANTICS 0.4)."""
         subscribed = {t for m in self.members for t in m.topics}
@@ -187,12 +199,36 @@ def _require(obj: Mapping[str, Any], key: str, path: str) -> Any:
     return obj[key]
 
 
+def _name(value: Any, path: str, what: str) -> str:
+    """A member id, topic or other name Kafka writes as a UTF-8 string: non-empty, no lone surrogate.
+
+    An empty member id is the one a consumer sends *before* the coordinator names it; no member of a
+    group the leader assigns has it. An empty topic name is not a topic (Kafka's ``Topic.validate``).
+    """
+    _expect(value, str, path, what)
+    if not value:
+        raise InvalidScenario(path, f"expected {what}, got the empty string")
+    if has_surrogate(value):
+        raise InvalidScenario(path, surrogate_message(value))
+    return value
+
+
+def _text(value: Any, path: str, what: str) -> str:
+    """A free string (rack, instance id, assignor name, note): a string with no lone surrogate."""
+    _expect(value, str, path, what)
+    if has_surrogate(value):
+        raise InvalidScenario(path, surrogate_message(value))
+    return value
+
+
 def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
     if isinstance(raw, Mapping):
         _check_keys(raw, ("partitions", "racks"), path)
         count = _int(_require(raw, "partitions", path), f"{path}.partitions", "a partition count")
         if count < 0:
             raise InvalidScenario(f"{path}.partitions", f"negative partition count {count}")
+        if count > INT32_MAX:
+            raise InvalidScenario(f"{path}.partitions", f"partition count {count} exceeds int32")
         racks_raw = raw.get("racks")
         racks = None
         if racks_raw is not None:
@@ -204,7 +240,7 @@ def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
             parsed = []
             for p, rl in enumerate(racks_raw):
                 _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
-                parsed.append(tuple(_expect(r, str, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
+                parsed.append(tuple(_text(r, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
             racks = tuple(parsed)
         return Topic(name, count, racks)
     count = _int(raw, path, "a partition count or {partitions, racks}")
@@ -221,9 +257,9 @@ _MEMBER_FIELDS = ("id", "topics", "owned", "generation", "version", "rack", "ins
 def _member_from_json(raw: Any, path: str) -> Member:
     _expect(raw, Mapping, path, "a member object")
     _check_keys(raw, _MEMBER_FIELDS, path)
-    member_id = _expect(_require(raw, "id", path), str, f"{path}.id", "a member id string")
+    member_id = _name(_require(raw, "id", path), f"{path}.id", "a member id string")
     topics_raw = _expect(_require(raw, "topics", path), list, f"{path}.topics", "an array of topic names")
-    topics = tuple(_expect(t, str, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
+    topics = tuple(_name(t, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
     owned_raw = raw.get("owned", {})
     owned = partitions_by_topic({} if owned_raw is None else owned_raw, f"{path}.owned")
     generation = _int(raw.get("generation", DEFAULT_GENERATION), f"{path}.generation", "an integer generation")
@@ -234,34 +270,47 @@ def _member_from_json(raw: Any, path: str) -> Member:
         raise InvalidScenario(f"{path}.version", f"version {version} outside 0..{MAX_VERSION}")
     rack = raw.get("rack")
     if rack is not None:
-        _expect(rack, str, f"{path}.rack", "a rack name or null")
+        _text(rack, f"{path}.rack", "a rack name or null")
     instance_id = raw.get("instance_id")
     if instance_id is not None:
-        _expect(instance_id, str, f"{path}.instance_id", "an instance id or null")
+        _text(instance_id, f"{path}.instance_id", "an instance id or null")
     assignors_raw = raw.get("assignors", [])
     if assignors_raw is None:
         assignors_raw = []
     _expect(assignors_raw, list, f"{path}.assignors", "an array of assignor names")
-    assignors = tuple(_expect(a, str, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
+    assignors = tuple(_text(a, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
     return Member(member_id, topics, owned, generation, version, rack, instance_id, assignors)
+
+
+def topics_from_dict(raw: Any, path: str = "topics") -> tuple[Topic, ...]:
+    """Read the ``topics`` object of a scenario (the leader's metadata) at ``path``."""
+    _expect(raw, Mapping, path, "an object of topic name to partition count")
+    return tuple(_topic_from_json(_name(n, f"{path}.{n}", "a topic name"), v, f"{path}.{n}") for n, v in raw.items())
 
 
 def scenario_from_dict(doc: Any) -> Scenario:
     """Read a scenario document, enforcing every rule of SCENARIO_FORMAT.md."""
     _expect(doc, Mapping, "", "a JSON object")
-    # "expect" is the one extension: regression and Kafka-case files carry the outcome expected of
-    # them beside the scenario (tests/regressions/README.md), and every command reads them as is.
-    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect"), "")
+    # Two extensions every command reads and ignores: "expect", the outcome regression and
+    # Kafka-case files carry beside the scenario (tests/regressions/README.md), and "notes", what
+    # `stickyproof import` could not know about a real group and assumed (docs/import.md).
+    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect", "notes"), "")
     fmt = _require(doc, "format", "")
     if fmt != SCENARIO_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
-    name = _expect(doc.get("name", ""), str, "name", "a string")
+    name = _text(doc.get("name", ""), "name", "a string")
+    notes = _expect(doc.get("notes", []), list, "notes", "an array of strings")
+    for i, note in enumerate(notes):
+        _text(note, f"notes[{i}]", "a string")
     protocol = _expect(doc.get("protocol", "eager"), str, "protocol", "a string")
     if protocol not in PROTOCOLS:
         raise InvalidScenario("protocol", f"unknown protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
-    topics_raw = _expect(_require(doc, "topics", ""), Mapping, "topics", "an object of topic name to partition count")
-    topics = tuple(_topic_from_json(n, raw, f"topics.{n}") for n, raw in topics_raw.items())
+    topics = topics_from_dict(_require(doc, "topics", ""))
     members_raw = _expect(_require(doc, "members", ""), list, "members", "an array of members")
+    if not members_raw:
+        # R14: Kafka's leader is itself a member, so no group it assigns is empty (and its assignors
+        # divide by zero on one); a scenario with nobody in it describes no rebalance.
+        raise InvalidScenario("members", "a group has at least one member (its leader, R14); got an empty array")
     members = tuple(_member_from_json(m, f"members[{i}]") for i, m in enumerate(members_raw))
     seen: dict[str, int] = {}
     for i, m in enumerate(members):
@@ -287,6 +336,7 @@ def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> 
     out: list[TopicPartition] = []
     for topic, parts in doc.items():
         ppath = f"{path}.{topic}"
+        _name(topic, ppath, "a topic name")
         _expect(parts, list, ppath, "an array of partition numbers")
         seen: set[int] = set()
         for i, p in enumerate(parts):
@@ -340,10 +390,12 @@ def assignment_from_dict(doc: Any) -> Assignment:
     if fmt != ASSIGNMENT_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {ASSIGNMENT_FORMAT!r})")
     raw = _expect(_require(doc, "assignment", ""), Mapping, "assignment", "an object of member id to partitions")
-    assignment = {m: partitions_by_topic(v, f"assignment.{m}", allow_repeats=True) for m, v in raw.items()}
+    assignment = {_name(m, f"assignment.{m}", "a member id"): partitions_by_topic(v, f"assignment.{m}", allow_repeats=True)
+                  for m, v in raw.items()}
     revoking_raw = doc.get("revoking") or {}
     _expect(revoking_raw, Mapping, "revoking", "an object of member id to partitions")
-    revoking = {m: partitions_by_topic(v, f"revoking.{m}", allow_repeats=True) for m, v in revoking_raw.items()}
+    revoking = {_name(m, f"revoking.{m}", "a member id"): partitions_by_topic(v, f"revoking.{m}", allow_repeats=True)
+                for m, v in revoking_raw.items()}
     return Assignment(assignment, revoking)
 
 
@@ -365,18 +417,6 @@ def assignment_to_dict(assignment: Assignment, *, sort: bool = True) -> dict[str
     revoking = {m: shape(v) for m, v in sorted(assignment.revoking.items()) if v}
     doc["revoking"] = revoking
     return doc
-
-
-def parse_json(text: str | bytes, source: str = "input") -> Any:
-    """Parse JSON, turning any decoding failure into InvalidScenario with line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidScenario("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidScenario("", f"{source} is not UTF-8 text: byte offset {exc.start}") from exc
-    except RecursionError as exc:
-        raise InvalidScenario("", f"{source} nests too deeply to read") from exc
 
 
 def _read_text(path: str | Path) -> str | bytes:
@@ -431,50 +471,100 @@ def dump_json(doc: Any, indent: int = 2) -> str:
     return render(doc, 0)
 
 
+def jsonable(value: Any) -> Any:
+    """``value`` with every mapping, sequence and set turned into JSON values (sets sorted), and
+    anything else that is not a JSON scalar written as its ``str``; a ``TopicPartition`` is a tuple: ``["t", 3]``."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=str)
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
 # --------------------------------------------------------------------------------------------
 # Dense interning
 
 
 @dataclass(frozen=True)
 class Index:
-    """Dense ids: members sorted by id -> 0..M-1, existing partitions sorted by (topic, partition) -> 0..P-1.
+    """Dense ids in *sorted* order: the one place where names become integers and back.
+
+    Members: ``members`` sorted -> 0..M-1, then ``outsiders`` (ids an assignment names that are not
+    in the group) sorted -> M..M+O-1. Topics: the keys of ``topic_count`` sorted -> 0..T-1
+    (``topics``). Partitions: sorted (topic, partition) over the counts -> 0..P-1; a topic counted
+    0 (listed with no partitions, or only named by a subscription or an assignment) has a topic id
+    but no partitions. Numbering never depends on the order a document listed things in, so the
+    array code over it is deterministic (STYLE_EXAMPLES rule 2).
 
     ``partition_id`` bounds-checks untrusted claims: a claim on a missing topic, or on a partition
-    number past the count, has no id (returns ``None``) rather than indexing someone else's slot.
+    number outside ``[0, count)``, has no id (returns ``None``) rather than indexing someone
+    else's slot. ``member_ids``/``topic_ids`` are the lookups themselves, for hot loops.
     """
 
     members: tuple[str, ...]
-    topics: tuple[str, ...]
-    topic_offset: Mapping[str, int]
     topic_count: Mapping[str, int]
-    num_partitions: int
+    outsiders: tuple[str, ...] = ()
+    topics: tuple[str, ...] = field(init=False)
+    topic_offset: Mapping[str, int] = field(init=False, repr=False)
+    num_partitions: int = field(init=False)
+    member_ids: Mapping[str, int] = field(init=False, repr=False)
+    topic_ids: Mapping[str, int] = field(init=False, repr=False)
+    _starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _nonempty: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @classmethod
-    def of(cls, scenario: Scenario, *, only_subscribed: bool = False) -> "Index":
-        subscribed = {t for m in scenario.members for t in m.topics}
-        topics = sorted(
-            t.name for t in scenario.topics if t.partitions > 0 and (not only_subscribed or t.name in subscribed)
-        )
-        counts = scenario.partition_counts
+    def __post_init__(self) -> None:
+        members = tuple(sorted(self.members))
+        outsiders = tuple(sorted(set(self.outsiders) - set(members)))
+        topics = tuple(sorted(self.topic_count))
+        counts = {t: max(0, self.topic_count[t]) for t in topics}
         offset, start = {}, 0
         for t in topics:
             offset[t] = start
             start += counts[t]
-        return cls(
-            members=tuple(sorted(m.id for m in scenario.members)),
-            topics=tuple(topics),
-            topic_offset=offset,
-            topic_count={t: counts[t] for t in topics},
-            num_partitions=start,
-        )
+        nonempty = tuple(t for t in topics if counts[t])
+        for name, value in (
+            ("members", members),
+            ("outsiders", outsiders),
+            ("topics", topics),
+            ("topic_count", counts),
+            ("topic_offset", offset),
+            ("num_partitions", start),
+            ("member_ids", {m: i for i, m in enumerate(members + outsiders)}),
+            ("topic_ids", {t: i for i, t in enumerate(topics)}),
+            ("_starts", tuple(offset[t] for t in nonempty)),
+            ("_nonempty", nonempty),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, scenario: Scenario, *, only_subscribed: bool = False) -> "Index":
+        """The group's members and the partitions of its existing, non-empty topics (only those
+        somebody subscribes to, with ``only_subscribed``: D1 of models/optimal-assignment.md)."""
+        subscribed = {t for m in scenario.members for t in m.topics}
+        counts = {
+            t.name: t.partitions for t in scenario.topics if t.partitions > 0 and (not only_subscribed or t.name in subscribed)
+        }
+        return cls(tuple(m.id for m in scenario.members), counts)
+
+    @property
+    def num_members(self) -> int:
+        return len(self.members)
 
     def member_id(self, member: str) -> int:
-        import bisect
+        """The dense id of a member or outsider (KeyError if neither)."""
+        return self.member_ids[member]
 
-        i = bisect.bisect_left(self.members, member)
-        if i == len(self.members) or self.members[i] != member:
-            raise KeyError(member)
-        return i
+    def member(self, i: int) -> str:
+        """The member (or outsider) with dense id ``i``."""
+        m = len(self.members)
+        return self.members[i] if i < m else self.outsiders[i - m]
+
+    def topic_id(self, topic: str) -> int:
+        return self.topic_ids[topic]
 
     def partition_id(self, topic: str, partition: int) -> int | None:
         base = self.topic_offset.get(topic)
@@ -485,10 +575,10 @@ class Index:
     def topic_partition(self, pid: int) -> TopicPartition:
         import bisect
 
-        starts = [self.topic_offset[t] for t in self.topics]
-        i = bisect.bisect_right(starts, pid) - 1
-        topic = self.topics[i]
+        if not 0 <= pid < self.num_partitions:
+            raise IndexError(f"partition id {pid} outside 0..{self.num_partitions - 1}")
+        topic = self._nonempty[bisect.bisect_right(self._starts, pid) - 1]
         return TopicPartition(topic, pid - self.topic_offset[topic])
 
     def topic_partitions(self) -> list[TopicPartition]:
-        return [TopicPartition(t, p) for t in self.topics for p in range(self.topic_count[t])]
+        return [TopicPartition(t, p) for t in self._nonempty for p in range(self.topic_count[t])]

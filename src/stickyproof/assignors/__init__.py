@@ -3,7 +3,8 @@
 ``get_assignor(name)`` / ``list_assignors()`` (``registry``) are the way in; the assignors are
 plain functions ``GroupSubscription -> Assignment`` (``base.AssignorFn``):
 ``assign_range`` (``range``), ``assign_roundrobin`` (``roundrobin``), and the sticky core
-(``sticky``), loaded on first use.
+(``sticky``), one registry row per ``releases.Release`` record (``releases.py`` also says how to
+add a Kafka release).
 """
 
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription, Subscription

@@ -8,7 +8,7 @@ scenario's stated fields. An assignor is any callable ``GroupSubscription -> Ass
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..model import Assignment, Topic, TopicPartition
@@ -25,7 +25,10 @@ class Subscription:
 
     ``generation`` is ``None`` when absent: a v0/v1 subscription, or a v2+ one carrying a
     negative value (R3). ``owned`` is the wire ``ownedPartitions`` (empty for v0, and under EAGER,
-    R37). ``user_data`` is this assignor's user data bytes as sent (``None`` = null).
+    R37). ``user_data`` is this assignor's user data bytes as sent (``None`` = null). ``raw`` is the
+    member's whole ``ConsumerProtocolSubscription`` as the leader received it (None in direct mode):
+    an assignor in another process that decodes subscriptions itself is handed these bytes
+    (models/assignor-protocol.md §3), so its own decoder is exercised.
     """
 
     member_id: str
@@ -36,6 +39,7 @@ class Subscription:
     rack: str | None = None
     instance_id: str | None = None
     version: int = 3
+    raw: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

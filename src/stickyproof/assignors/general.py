@@ -1,8 +1,8 @@
 """The sticky assignors' general path (heterogeneous subscriptions), Kafka-exact (KAFKA_SEMANTICS.md R26-R32).
 
-``general_assign`` reads as Kafka's ``GeneralAssignmentBuilder.build()`` split into its steps:
+``general_fast`` reads as Kafka's ``GeneralAssignmentBuilder.build()`` split into its steps:
 
-    _intern                     R26  walk order of partitions, member order, potential consumers
+    intern_group                R26  walk order of partitions, member order, potential consumers (general_state.py)
     _prev_assignment            R27  raw claims of members below the max generation
     _assign_owned_partitions    R28  keep still-subscribed (and rack-matching) claims
     _initial_fill               R29  least-loaded subscriber per unassigned partition, rack pass first
@@ -19,8 +19,9 @@ Kafka hazards are reproduced, not repaired (§10): ``prevAssignment`` hands a pa
 lower-generation member without checking its subscription (K3); when that member was set aside as
 fixed the lookup of its size fails, raised as ``AssignorFailure(kafka_exception=
 "java.lang.NullPointerException")``. Kept claims on partition numbers past a topic's count (K1) or
-claimed twice break the sorted merge Kafka uses; such inputs run ``general_reference`` (the literal
-transcription) instead of the integer fast path.
+claimed twice break the sorted merge Kafka uses; for such inputs the fast engine raises
+``Declined`` and ``general_run`` runs ``reference/general.py`` (the literal transcription) instead:
+the one fallback protocol of ``engines.py``, recorded on the result.
 
 Speed: integer ids, one heap per class of members with equal subscriptions, an incremental
 ``isBalanced`` (``general_state.BalanceTracker``), copy-on-write snapshots for the revert.
@@ -30,47 +31,30 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections import Counter
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable
 
 import numpy as np
 
+from .._perf import gc_paused
 from ..errors import AssignorFailure
-from ..javaorder import java_string_key
-from ..model import DEFAULT_GENERATION, TopicPartition
-from .general_reference import NPE, NO_SUCH_ELEMENT, reference_run
-from .general_state import BalanceTracker, MemberHeaps, Movements, NeedsReference, balance_score
-from .range import gc_paused
-from .sticky_types import PriorOwners, StickyInput, StickyResult
+from ..model import DEFAULT_GENERATION
+from .engines import FAST, Declined, fast_or_reference
+from .general_state import (
+    BalanceTracker,
+    DenseGroup,
+    MemberHeaps,
+    Movements,
+    balance_score,
+    intern_group,
+    to_partitions,
+)
+from .reference.general import NO_SUCH_ELEMENT, NPE, reference_run
+from .sticky_types import GeneralRun, PriorOwners, StickyInput, StickyResult
 
-__all__ = ["general_assign", "general_run", "GeneralRun"]
-
-
-@dataclass(frozen=True)
-class GeneralRun:
-    """``general_assign``'s answer plus what Kafka's builder knows afterwards.
-
-    ``movements``: per topic, the net (from, to) member pairs of this run's balancing moves, Kafka's
-    ``PartitionMovements`` (``isSticky()`` is false when a topic has both (a, b) and (b, a), R33).
-    Kafka does not clear them on a revert, and neither does this.
-    ``reverted``: the balance-score check undid the balancing (R32).
-    ``engine``: ``"fast"``, or ``"reference"`` when the input needed the transcription.
-    """
-
-    result: StickyResult
-    movements: Mapping[str, frozenset[tuple[str, str]]]
-    revocation_required: bool
-    initializing: bool
-    reverted: bool
-    engine: str
-
-    @property
-    def is_sticky(self) -> bool:
-        """Kafka's ``isSticky()``: no topic's partitions moved both ways between one pair of members."""
-        return not any((b, a) in pairs for pairs in self.movements.values() for a, b in pairs)
+__all__ = ["general_assign", "general_run", "general_fast", "GeneralRun"]
 
 
 def general_assign(inp: StickyInput, prior: PriorOwners) -> StickyResult:
@@ -79,99 +63,15 @@ def general_assign(inp: StickyInput, prior: PriorOwners) -> StickyResult:
 
 
 def general_run(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
-    try:
-        return _run_fast(inp, prior)
-    except NeedsReference:
-        ref = reference_run(inp, prior)
-        return GeneralRun(ref.result, ref.movements, ref.revocation_required, ref.initializing, ref.reverted,
-                          "reference")
+    """The fast engine, or the transcription when it declines (``engines.fast_or_reference``)."""
+    return fast_or_reference(general_fast, reference_run, inp, prior)
 
 
 # ------------------------------------------------------------------------------------------
 # The steps
 
 
-@dataclass
-class _Group:
-    """Dense ids for one call (R26). Partition ids are positions in Kafka's walk order."""
-
-    members: tuple[str, ...]
-    rank: list[int]
-    member_of_rank: list[int]
-    topic_names: list[str]
-    topic_base: list[int]
-    topic_count: list[int]
-    topic_of: list[int]
-    base_by_name: dict[str, int]
-    count_by_name: dict[str, int]
-    potential_count: list[int]
-    subscribed: list[list[int]]
-    max_assignment: list[int]
-    num_partitions: int
-    consumer_rack: list[str | None]
-    partition_racks: list[frozenset[str]] | None
-
-
-def _intern(inp: StickyInput) -> _Group:
-    """R26: ``topic2AllPotentialConsumers`` (a topic listed twice counts twice, as in Kafka's lists),
-    topics by (potential consumers, ``String.compareTo``), partitions by number within a topic.
-    Members usually share a few subscription lists: each distinct list is interned once."""
-    ppt = inp.partitions_per_topic
-    members = tuple(inp.members)
-    m = len(members)
-    by_rank = sorted(range(m), key=lambda i: java_string_key(members[i]))
-    rank = [0] * m
-    for r, i in enumerate(by_rank):
-        rank[i] = r
-    raw = [tuple(inp.subscriptions.get(mem, ())) for mem in members]
-    distinct = {sub: [t for t in sub if t in ppt] for sub in set(raw)}
-    npot: dict[str, int] = dict.fromkeys(ppt, 0)
-    for sub, times in Counter(raw).items():
-        for t in distinct[sub]:
-            npot[t] += times
-    names = sorted(ppt, key=lambda t: (npot[t], java_string_key(t)))
-    tid = {t: k for k, t in enumerate(names)}
-    base, count, topic_of = [], [], []
-    start = 0
-    for k, t in enumerate(names):
-        n = ppt[t]
-        base.append(start)
-        count.append(n)
-        topic_of.extend([k] * n)
-        start += n
-    total = start
-    max_by_sub = {
-        sub: total if len(lst) == len(ppt) else sum(ppt[t] for t in lst) for sub, lst in distinct.items()
-    }
-    subscribed_by_sub = {sub: sorted({tid[t] for t in lst}) for sub, lst in distinct.items()}
-    rack_aware = inp.rack_aware
-    consumer_rack = [(inp.member_rack.get(mem) or None) if rack_aware else None for mem in members]
-    partition_racks = None
-    if rack_aware:
-        partition_racks = []
-        for t in names:
-            racks = inp.partition_racks.get(t, ())
-            partition_racks.extend(frozenset(racks[p]) if p < len(racks) else frozenset() for p in range(ppt[t]))
-    return _Group(
-        members=members,
-        rank=rank,
-        member_of_rank=by_rank,
-        topic_names=names,
-        topic_base=base,
-        topic_count=count,
-        topic_of=topic_of,
-        base_by_name={t: base[k] for k, t in enumerate(names)},
-        count_by_name=dict(ppt),
-        potential_count=[npot[t] for t in names],
-        subscribed=[subscribed_by_sub[sub] for sub in raw],
-        max_assignment=[max_by_sub[sub] for sub in raw],
-        num_partitions=total,
-        consumer_rack=consumer_rack,
-        partition_racks=partition_racks,
-    )
-
-
-def _prev_assignment(inp: StickyInput, prior: PriorOwners, g: _Group) -> dict[int, int]:
+def _prev_assignment(inp: StickyInput, prior: PriorOwners, g: DenseGroup) -> dict[int, int]:
     """R27 ``prepopulateCurrentAssignments``: partition -> member, from the raw claims (as decoded, not
     filtered by subscription) of every member whose generation is below ``maxGeneration``; absent
     counts as -1; the highest generation wins, the first seen on ties. Claims that are not real
@@ -206,7 +106,7 @@ class _Assignment:
     unassigned: np.ndarray
 
 
-def _assign_owned_partitions(inp: StickyInput, prior: PriorOwners, g: _Group) -> _Assignment:
+def _assign_owned_partitions(inp: StickyInput, prior: PriorOwners, g: DenseGroup) -> _Assignment:
     """R28 ``assignOwnedPartitions``: keep each kept claim (R5-R10 already ran) whose topic the member
     still subscribes to and, in rack mode, whose replicas include the member's rack; dropping one for
     either reason sets ``revocationRequired``. Claims on topics outside ``partitionsPerTopic`` are
@@ -228,10 +128,10 @@ def _assign_owned_partitions(inp: StickyInput, prior: PriorOwners, g: _Group) ->
     base = np.asarray(g.topic_base + [0], dtype=np.int64)[tid]
     count = np.asarray(g.topic_count + [0], dtype=np.int64)[tid]
     if np.any(known & ((parts < 0) | (parts >= count))):
-        raise NeedsReference("a claim past the partition count (K1)")
+        raise Declined("a claim past the partition count (K1)")
     pid = np.where(known, base + parts, -1)
     if np.any(known) and np.bincount(pid[known], minlength=total_partitions).max() > 1:
-        raise NeedsReference("a partition kept by two members")
+        raise Declined("a partition kept by two members")
     # subscription check on the raw lists (a topic outside partitionsPerTopic never gets here)
     rows: dict[tuple, int] = {}
     row_of_member = []
@@ -262,7 +162,7 @@ def _assign_owned_partitions(inp: StickyInput, prior: PriorOwners, g: _Group) ->
     return _Assignment(lists, [], kept_counts.tolist(), revocation_required, np.flatnonzero(~is_kept))
 
 
-def _member_classes(g: _Group) -> tuple[list[int], int, list[list[int]], list[str | None]]:
+def _member_classes(g: DenseGroup) -> tuple[list[int], int, list[list[int]], list[str | None]]:
     """Members with the same subscribed topics (and rack) form a class; per topic, the classes subscribing."""
     class_of: dict[tuple, int] = {}
     member_class = []
@@ -280,7 +180,7 @@ def _member_classes(g: _Group) -> tuple[list[int], int, list[list[int]], list[st
     return member_class, len(class_of), topic_classes, class_rack
 
 
-def _initial_fill(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]],
+def _initial_fill(g: DenseGroup, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]],
                   class_rack: list[str | None]) -> None:
     """R29 ``maybeAssign``: each unassigned partition, in walk order, goes to the first member of the tree
     that subscribes to its topic; in rack mode a first pass only accepts members whose rack holds a
@@ -391,7 +291,7 @@ def _water_fill(heaps: MemberHeaps, cls: int, pids: np.ndarray, lists: list[list
     heaps.heaps[cls] = heap
 
 
-def _set_aside_fixed(g: _Group, a: _Assignment, heaps: MemberHeaps) -> list[int]:
+def _set_aside_fixed(g: DenseGroup, a: _Assignment, heaps: MemberHeaps) -> list[int]:
     """R31: a member is fixed when it holds as many partitions as it could and none of a topic with two or
     more potential consumers; it leaves the tree. Returns the members that stay."""
     reassignable_topic = [n >= 2 for n in g.potential_count]
@@ -404,11 +304,11 @@ def _set_aside_fixed(g: _Group, a: _Assignment, heaps: MemberHeaps) -> list[int]
         heaps.fixed[i] = 1
         if any(reassignable_topic[t] for t in g.subscribed[i]):
             # unreachable from well-formed input: Kafka would dereference this member's missing list
-            raise NeedsReference("a fixed member subscribes to a reassignable topic")
+            raise Declined("a fixed member subscribes to a reassignable topic")
     return active
 
 
-def _walk(g: _Group, pids: np.ndarray | None):
+def _walk(g: DenseGroup, pids: np.ndarray | None):
     """Reassignable partitions in walk order, as a factory of fresh iterators (one per pass):
     ``sortedAllPartitions`` or ``unassignedPartitions``, minus the partitions of fixed topics (R31)."""
     reassignable = [n >= 2 for n in g.potential_count]
@@ -423,7 +323,7 @@ def _walk(g: _Group, pids: np.ndarray | None):
 class _Balancer:
     """R30/R32 ``balance()`` after the fill: the reassignment loop with copy-on-write snapshots for the revert."""
 
-    def __init__(self, g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]],
+    def __init__(self, g: DenseGroup, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]],
                  active: list[int], prev: dict[int, int]) -> None:
         self.g, self.a, self.heaps, self.topic_classes, self.prev = g, a, heaps, topic_classes, prev
         self.active = active
@@ -469,7 +369,7 @@ class _Balancer:
         actual = self.movements.actual_partition_to_be_moved(pid, a.owner[pid], new)
         old = a.owner[actual]
         if old == new or self.heaps.fixed[old] or old < 0:
-            raise NeedsReference("a move between inconsistent owners")
+            raise Declined("a move between inconsistent owners")
         self.movements.move(actual, old, new)
         snap = self.snapshot
         if old not in snap:
@@ -494,7 +394,7 @@ class _Balancer:
         return True
 
 
-def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]], active: list[int],
+def _balance(g: DenseGroup, a: _Assignment, heaps: MemberHeaps, topic_classes: list[list[int]], active: list[int],
              prev: dict[int, int], initializing: bool) -> tuple[bool, Movements]:
     """R32 ``balance()`` after the fill and the set-asides: new partitions first when nothing had to be
     revoked (those moves are never reverted on their own), then every reassignable partition; revert
@@ -502,7 +402,7 @@ def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[
     b = _Balancer(g, a, heaps, topic_classes, active, prev)
     if not active:
         if any(n >= 2 and c > 0 for n, c in zip(g.potential_count, g.topic_count)):
-            raise NeedsReference("no member left in the tree")  # Kafka: TreeSet.first() on an empty set
+            raise Declined("no member left in the tree")  # Kafka: TreeSet.first() on an empty set
         return False, b.movements
     if not a.revocation_required:
         b.perform_reassignments(_walk(g, a.unassigned))
@@ -513,7 +413,8 @@ def _balance(g: _Group, a: _Assignment, heaps: MemberHeaps, topic_classes: list[
     return reverted, b.movements
 
 
-def _run_fast(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
+def general_fast(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
+    """The fast engine; raises ``Declined`` for input outside the well-formed space (then ``reference_run``)."""
     if not inp.members:
         raise AssignorFailure("general path with no members", kafka_exception=NO_SUCH_ELEMENT)
     # The collector is paused while a million small objects are built; the working state is freed
@@ -523,7 +424,7 @@ def _run_fast(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
 
 
 def _steps(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
-    g = _intern(inp)
+    g = intern_group(inp)
     prev = _prev_assignment(inp, prior, g)
     a = _assign_owned_partitions(inp, prior, g)
     initializing = not any(a.counts)
@@ -533,20 +434,9 @@ def _steps(inp: StickyInput, prior: PriorOwners) -> GeneralRun:
     active = _set_aside_fixed(g, a, heaps)
     reverted, movements = _balance(g, a, heaps, topic_classes, active, prev, initializing)
     return GeneralRun(
-        result=StickyResult(assignment=_to_partitions(g, a.lists), partitions_transferring_ownership=None),
+        result=StickyResult(assignment=to_partitions(g, a.lists), partitions_transferring_ownership=None, engine=FAST),
         movements=movements.pairs_by_topic(g.members),
         revocation_required=a.revocation_required,
         initializing=initializing,
         reverted=reverted,
-        engine="fast",
     )
-
-
-def _to_partitions(g: _Group, lists: list[list[int]]) -> dict[str, tuple[TopicPartition, ...]]:
-    """Back from ids to ``TopicPartition`` in one place, each member's list in Kafka's order (R24)."""
-    tps: list[TopicPartition] = []
-    new = tuple.__new__
-    for t, name in enumerate(g.topic_names):
-        n = g.topic_count[t]
-        tps.extend(map(new, repeat(TopicPartition, n), zip(repeat(name, n), range(n))))
-    return {mem: tuple([tps[pid] for pid in lists[i]]) for i, mem in enumerate(g.members)}

@@ -14,29 +14,115 @@ by (assigned count, ``String.compareTo``). Here everything is an integer:
   the classes that subscribe to t, which costs the number of classes instead of a tree walk past
   every member that does not subscribe to t.
 
-Nothing here outlives one call of ``general_run``.
+``intern_group`` builds the dense ids (``DenseGroup``) once per call and ``to_partitions`` converts back,
+the one conversion point each way. Nothing here outlives one call of ``general_run``.
 """
 
 from __future__ import annotations
 
 import heapq
-from itertools import chain
+from collections import Counter
+from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..javaorder import hashmap_capacity, spread, topic_partition_hash
+from ..javaorder import hashmap_capacity, java_string_key, spread, topic_partition_hash
+from ..model import TopicPartition
+from .sticky_types import StickyInput
 
-__all__ = ["NeedsReference", "MemberHeaps", "Movements", "BalanceTracker", "balance_score"]
+__all__ = ["DenseGroup", "intern_group", "to_partitions", "MemberHeaps", "Movements", "BalanceTracker", "balance_score"]
 
 
-class NeedsReference(Exception):
-    """The input leaves the well-formed space the fast path is written for; run the transcription instead.
+@dataclass
+class DenseGroup:
+    """Dense ids for one call (R26). Partition ids are positions in Kafka's walk order."""
 
-    Raised for kept claims that are not a set of real partitions (§10 K1: a partition number past
-    the count, a partition kept or claimed twice), and defensively for states the fast path proves
-    unreachable from well-formed input (a fixed member subscribing to a reassignable topic).
-    """
+    members: tuple[str, ...]
+    rank: list[int]
+    member_of_rank: list[int]
+    topic_names: list[str]
+    topic_base: list[int]
+    topic_count: list[int]
+    topic_of: list[int]
+    base_by_name: dict[str, int]
+    count_by_name: dict[str, int]
+    potential_count: list[int]
+    subscribed: list[list[int]]
+    max_assignment: list[int]
+    num_partitions: int
+    consumer_rack: list[str | None]
+    partition_racks: list[frozenset[str]] | None
+
+
+def intern_group(inp: StickyInput) -> DenseGroup:
+    """R26: ``topic2AllPotentialConsumers`` (a topic listed twice counts twice, as in Kafka's lists),
+    topics by (potential consumers, ``String.compareTo``), partitions by number within a topic.
+    Members usually share a few subscription lists: each distinct list is interned once."""
+    ppt = inp.partitions_per_topic
+    members = tuple(inp.members)
+    m = len(members)
+    by_rank = sorted(range(m), key=lambda i: java_string_key(members[i]))
+    rank = [0] * m
+    for r, i in enumerate(by_rank):
+        rank[i] = r
+    raw = [tuple(inp.subscriptions.get(mem, ())) for mem in members]
+    distinct = {sub: [t for t in sub if t in ppt] for sub in set(raw)}
+    npot: dict[str, int] = dict.fromkeys(ppt, 0)
+    for sub, times in Counter(raw).items():
+        for t in distinct[sub]:
+            npot[t] += times
+    names = sorted(ppt, key=lambda t: (npot[t], java_string_key(t)))
+    tid = {t: k for k, t in enumerate(names)}
+    base, count, topic_of = [], [], []
+    start = 0
+    for k, t in enumerate(names):
+        n = ppt[t]
+        base.append(start)
+        count.append(n)
+        topic_of.extend([k] * n)
+        start += n
+    total = start
+    max_by_sub = {
+        sub: total if len(lst) == len(ppt) else sum(ppt[t] for t in lst) for sub, lst in distinct.items()
+    }
+    subscribed_by_sub = {sub: sorted({tid[t] for t in lst}) for sub, lst in distinct.items()}
+    rack_aware = inp.rack_aware
+    consumer_rack = [(inp.member_rack.get(mem) or None) if rack_aware else None for mem in members]
+    partition_racks = None
+    if rack_aware:
+        partition_racks = []
+        for t in names:
+            racks = inp.partition_racks.get(t, ())
+            partition_racks.extend(frozenset(racks[p]) if p < len(racks) else frozenset() for p in range(ppt[t]))
+    return DenseGroup(
+        members=members,
+        rank=rank,
+        member_of_rank=by_rank,
+        topic_names=names,
+        topic_base=base,
+        topic_count=count,
+        topic_of=topic_of,
+        base_by_name={t: base[k] for k, t in enumerate(names)},
+        count_by_name=dict(ppt),
+        potential_count=[npot[t] for t in names],
+        subscribed=[subscribed_by_sub[sub] for sub in raw],
+        max_assignment=[max_by_sub[sub] for sub in raw],
+        num_partitions=total,
+        consumer_rack=consumer_rack,
+        partition_racks=partition_racks,
+    )
+
+
+def to_partitions(g: DenseGroup, lists: list[list[int]]) -> dict[str, tuple[TopicPartition, ...]]:
+    """Back from ids to ``TopicPartition`` in one place, each member's list in Kafka's order (R24)."""
+    tps: list[TopicPartition] = []
+    new = tuple.__new__
+    for t, name in enumerate(g.topic_names):
+        n = g.topic_count[t]
+        tps.extend(map(new, repeat(TopicPartition, n), zip(repeat(name, n), range(n))))
+    return {mem: tuple([tps[pid] for pid in lists[i]]) for i, mem in enumerate(g.members)}
 
 
 class MemberHeaps:

@@ -3,18 +3,20 @@
 Kafka fuses all of this into ``AbstractStickyAssignor.allSubscriptionsEqual``, which fills two
 out-parameters and an instance field while it answers a yes/no question. Here it is split:
 
-* ``resolve_prior_owners(inp, variant=...)`` returns a frozen ``PriorOwners`` (R5-R11);
-* ``all_subscriptions_equal(inp)`` is a pure predicate (R12-R13).
+* ``resolve_prior_owners(inp, release)`` returns a frozen ``PriorOwners`` (R5-R11), by the
+  release's ``OwnershipRule``;
+* ``all_subscriptions_equal(inp)`` is a pure predicate (R12-R13), ``takes_constrained_path``
+  adds the release's answer to "had it a constrained path at all".
 
-Historical variants (§1.3) differ only in how claims are resolved; each rule lives in one named
-function so a reader can see exactly which release did what:
+Releases (§1.3) differ in how claims are resolved; each rule is one named ``OwnershipRule`` (one
+resolver per path) whose functions say exactly which release did what:
 
-    current  per-partition resolution, rival read from the wire (R7-R10)     _resolve_per_partition
-    3.5.1    the same, but the owner map is overwritten by losers (KAFKA-15106) _owner_after_lost_claim_3_5_1
-    2.6      "highest generation only" on the constrained path                 _resolve_highest_generation_only
-             per-partition TreeMap by generation on the general path           _resolve_treemap_by_generation
-    2.4      per-partition TreeMap by generation (cooperative: no generation)  _resolve_treemap_by_generation
-    2.2      every claim trusted, duplicates kept by every claimant            _resolve_trust_every_claim
+    PER_PARTITION           current (3.5.2 / 3.6.0 on): per partition, rival read from the wire (R7-R10)
+    PER_PARTITION_3_5_1     3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
+    HIGHEST_GENERATION_ONLY 2.6-3.5.0: highest generation only on the constrained path,
+                            per-partition TreeMap by generation on the general path
+    TREEMAP_BY_GENERATION   2.4-2.5: the TreeMap rule (the 2.4 cooperative assignor: no generation)
+    TRUST_EVERY_CLAIM       2.2: every claim trusted, duplicates kept by every claimant (KAFKA-7026)
 
 The current rule is computed in bulk: claims are interned into integer keys with numpy, only the
 partitions claimed more than once are replayed one by one, in Kafka's order (members in map order,
@@ -24,26 +26,42 @@ replay per partition is exact.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import UnknownAssignor
 from ..javaorder import hashmap_order, topic_partition_hash
 from ..model import DEFAULT_GENERATION, TopicPartition
 from .sticky_types import MemberData, PriorOwners, StickyInput
 
+if TYPE_CHECKING:
+    from .releases import Release
+
 __all__ = [
+    "OwnershipRule",
+    "PER_PARTITION",
+    "PER_PARTITION_3_5_1",
+    "HIGHEST_GENERATION_ONLY",
+    "TREEMAP_BY_GENERATION",
+    "TRUST_EVERY_CLAIM",
     "resolve_prior_owners",
+    "resolve_per_partition",
+    "resolve_per_partition_3_5_1",
+    "resolve_highest_generation_only",
+    "resolve_treemap_by_generation",
+    "resolve_trust_every_claim",
     "all_subscriptions_equal",
+    "takes_constrained_path",
     "member_generation",
     "intern_claims",
-    "RESOLUTION_VARIANTS",
+    "topic_layout",
+    "replay_contested",
+    "owner_after_lost_claim_current",
+    "owner_after_lost_claim_3_5_1",
 ]
-
-RESOLUTION_VARIANTS = ("current", "2.2", "2.4", "2.6", "3.5.1")
 
 
 # ------------------------------------------------------------------------------------------
@@ -79,6 +97,11 @@ def all_subscriptions_equal(inp: StickyInput) -> bool:
     return True
 
 
+def takes_constrained_path(inp: StickyInput, release: Release) -> bool:
+    """R12: equal subscriptions take the constrained path, in releases that have one (2.6 on, KAFKA-9987)."""
+    return release.constrained_path and all_subscriptions_equal(inp)
+
+
 # ------------------------------------------------------------------------------------------
 # Generations (R4, R10)
 
@@ -102,12 +125,12 @@ def _rival_generation(inp: StickyInput, rival: str) -> int:
 # Current rule (3.5.2 / 3.6.0 on): per-partition resolution R7-R8
 
 
-def _owner_after_lost_claim_current(owner: str, loser: str) -> str:
+def owner_after_lost_claim_current(owner: str, loser: str) -> str:
     """R8, ``g < og``: the recorded owner stays (fixed by KAFKA-15106 in 3.5.2 / 3.6.0)."""
     return owner
 
 
-def _owner_after_lost_claim_3_5_1(owner: str, loser: str) -> str:
+def owner_after_lost_claim_3_5_1(owner: str, loser: str) -> str:
     """3.5.1's quirk: ``allPreviousPartitionsToOwner.put(tp, consumer)`` ran before the comparison.
 
     The owner map is overwritten even when the newcomer loses, so a third claimant compares
@@ -117,7 +140,7 @@ def _owner_after_lost_claim_3_5_1(owner: str, loser: str) -> str:
     return loser
 
 
-def _replay_contested(
+def replay_contested(
     inp: StickyInput,
     claimants: Sequence[tuple[str, int, int]],
     lost_claim_owner: Callable[[str, str], str],
@@ -178,16 +201,16 @@ def intern_claims(
     return flat, lengths, tidx, part, pid
 
 
-def _topic_layout(topics: Sequence[str], ppt: Mapping[str, int]) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+def topic_layout(topics: Sequence[str], ppt: Mapping[str, int]) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     counts = np.fromiter((ppt[t] for t in topics), dtype=np.int64, count=len(topics))
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(topics) else np.zeros(0, np.int64)
     return {t: i for i, t in enumerate(topics)}, counts, offsets
 
 
 def _resolve_per_partition(inp: StickyInput, lost_claim_owner: Callable[[str, str], str]) -> PriorOwners:
-    """R5-R11 in bulk: uncontested claims are kept as they are, contested ones are replayed (``_replay_contested``)."""
+    """R5-R11 in bulk: uncontested claims are kept as they are, contested ones are replayed (``replay_contested``)."""
     members = inp.members
-    topic_index, counts, offsets = _topic_layout(list(inp.partitions_per_topic), inp.partitions_per_topic)
+    topic_index, counts, offsets = topic_layout(list(inp.partitions_per_topic), inp.partitions_per_topic)
     claims_per_member = [tuple(inp.member_data[m].partitions) for m in members]
     max_generation = max([DEFAULT_GENERATION, *(member_generation(inp.member_data[m]) for m in members)])
     flat, lengths, tidx, part, pid = intern_claims(claims_per_member, topic_index, counts, offsets)
@@ -232,7 +255,7 @@ def _resolve_per_partition(inp: StickyInput, lost_claim_owner: Callable[[str, st
     dup: set[TopicPartition] = set()
     member_index = {m: i for i, m in enumerate(members)}
     for claimants in by_key.values():
-        survivors, is_dup = _replay_contested(inp, claimants, lost_claim_owner)
+        survivors, is_dup = replay_contested(inp, claimants, lost_claim_owner)
         for m, p in survivors:
             keep[int(starts[member_index[m]]) + p] = True
         if is_dup:
@@ -260,7 +283,7 @@ def _filter_claims(
 # Historical rules (§1.3)
 
 
-def _resolve_trust_every_claim(inp: StickyInput) -> PriorOwners:
+def resolve_trust_every_claim(inp: StickyInput) -> PriorOwners:
     """2.2 (``StickyAssignor.prepopulateCurrentAssignments``): every claim in user data is trusted.
 
     User data V0 carried no generation, so a member that stalled, lost its partitions and came back
@@ -272,7 +295,7 @@ def _resolve_trust_every_claim(inp: StickyInput) -> PriorOwners:
     return PriorOwners(owned, frozenset(), DEFAULT_GENERATION)
 
 
-def _resolve_treemap_by_generation(inp: StickyInput) -> PriorOwners:
+def resolve_treemap_by_generation(inp: StickyInput) -> PriorOwners:
     """2.4-2.8 general path (``prepopulateCurrentAssignments``): per partition a ``TreeMap<generation, member>``.
 
     The highest generation keeps the partition. A later claim with a *present* generation already
@@ -305,7 +328,7 @@ def _resolve_treemap_by_generation(inp: StickyInput) -> PriorOwners:
     return PriorOwners({m: tuple(v) for m, v in owned.items()}, frozenset(), max_generation)
 
 
-def _resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
+def resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
     """2.6-3.5.0 constrained path: only members of the highest generation keep claims, all of them.
 
     A member below the running maximum keeps nothing, even uncontested partitions; a member
@@ -313,7 +336,7 @@ def _resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
     claims within the highest generation are not detected. Up to 2.8 the scan returned at the
     first member whose subscription differed, leaving later members' claims uncollected; that
     only ever happened on the way to the general path, which re-read every claim itself
-    (``_resolve_treemap_by_generation``), so ``resolve_prior_owners`` models it by choosing that rule.
+    (``resolve_treemap_by_generation``), so ``resolve_prior_owners`` models it by choosing that rule.
     """
     all_topics = inp.partitions_per_topic
     max_generation = DEFAULT_GENERATION
@@ -336,24 +359,57 @@ def _resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
     return PriorOwners(owned, frozenset(), max_generation)
 
 
-def resolve_prior_owners(inp: StickyInput, *, variant: str = "current") -> PriorOwners:
+# ------------------------------------------------------------------------------------------
+# The rules, named
+
+
+def resolve_per_partition(inp: StickyInput) -> PriorOwners:
+    """R5-R11, the current rule (3.5.2 / 3.6.0 on, KAFKA-14639 + KAFKA-15106)."""
+    return _resolve_per_partition(inp, owner_after_lost_claim_current)
+
+
+def resolve_per_partition_3_5_1(inp: StickyInput) -> PriorOwners:
+    """3.5.1's per-partition rule with the owner-map overwrite (``owner_after_lost_claim_3_5_1``)."""
+    return _resolve_per_partition(inp, owner_after_lost_claim_3_5_1)
+
+
+@dataclass(frozen=True)
+class OwnershipRule:
+    """How a release decides which claims each member keeps, one resolver per path.
+
+    From 2.6 to 3.5.0 the constrained path collected claims itself (highest generation only) while
+    the general path kept its own ``prepopulateCurrentAssignments``; from 3.5.1 one resolution
+    serves both. A release without a constrained path only ever uses ``on_general_path``.
+    """
+
+    name: str
+    on_constrained_path: Callable[[StickyInput], PriorOwners]
+    on_general_path: Callable[[StickyInput], PriorOwners]
+
+    def resolve(self, inp: StickyInput, *, constrained: bool) -> PriorOwners:
+        return (self.on_constrained_path if constrained else self.on_general_path)(inp)
+
+
+PER_PARTITION = OwnershipRule("per partition, rival generation from the wire (R7-R10)", resolve_per_partition, resolve_per_partition)
+PER_PARTITION_3_5_1 = OwnershipRule(
+    "per partition, owner map overwritten by losers (3.5.1)", resolve_per_partition_3_5_1, resolve_per_partition_3_5_1
+)
+HIGHEST_GENERATION_ONLY = OwnershipRule(
+    "highest generation only (constrained path), TreeMap by generation (general path)",
+    resolve_highest_generation_only,
+    resolve_treemap_by_generation,
+)
+TREEMAP_BY_GENERATION = OwnershipRule(
+    "per-partition TreeMap by generation", resolve_treemap_by_generation, resolve_treemap_by_generation
+)
+TRUST_EVERY_CLAIM = OwnershipRule("every claim trusted (KAFKA-7026)", resolve_trust_every_claim, resolve_trust_every_claim)
+
+
+def resolve_prior_owners(inp: StickyInput, release: Release) -> PriorOwners:
     """Which claimed partitions each member keeps before assignment (R5-R11, and §1.3's older rules).
 
-    ``current``: R7-R8 per partition; ``3.5.1``: the owner-map overwrite bug; ``2.6``: highest
-    generation only when all subscriptions are equal, else the general path's TreeMap rule;
-    ``2.4``: the TreeMap rule; ``2.2``: every claim trusted. ``max_generation`` is computed afresh
-    (Kafka's instance field never resets, R11; equal whenever generations do not go backwards).
+    ``release.ownership_rule`` decides, on the path ``release`` takes for ``inp``.
+    ``max_generation`` is computed afresh (Kafka's instance field never resets, R11; equal
+    whenever generations do not go backwards).
     """
-    if variant == "current":
-        return _resolve_per_partition(inp, _owner_after_lost_claim_current)
-    if variant == "3.5.1":
-        return _resolve_per_partition(inp, _owner_after_lost_claim_3_5_1)
-    if variant == "2.6":
-        if all_subscriptions_equal(inp):
-            return _resolve_highest_generation_only(inp)
-        return _resolve_treemap_by_generation(inp)
-    if variant == "2.4":
-        return _resolve_treemap_by_generation(inp)
-    if variant == "2.2":
-        return _resolve_trust_every_claim(inp)
-    raise UnknownAssignor(f"unknown sticky variant {variant!r} (known: {', '.join(RESOLUTION_VARIANTS)})")
+    return release.ownership_rule.resolve(inp, constrained=takes_constrained_path(inp, release))

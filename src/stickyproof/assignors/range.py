@@ -40,7 +40,6 @@ __all__ = [
     "partitions_per_topic",
     "topic_subscribers",
     "topic_partition_block",
-    "gc_paused",
 ]
 
 RANGE_ASSIGNOR_NAME = "range"

@@ -10,7 +10,17 @@ Names
 
 ``get_assignor(name)`` returns a frozen ``AssignorInfo``; ``list_assignors()`` the built-ins in that
 order. ``kafka_name`` is the protocol name a member announces in JoinGroup (what the group votes on
-and what ``ConsumerCoordinator`` compares with ``"cooperative-sticky"``, R39).
+and what ``ConsumerCoordinator`` compares with ``"cooperative-sticky"``, R39). The sticky rows are
+built from the ``releases.Release`` records, one row per record: a release added there is listed
+here.
+
+Each row also carries what the leader needs from the assignor besides its answer: ``user_data``
+(``subscriptionUserData``: the bytes a member in a given state sends) and ``member_data``
+(``memberData``: the claims and generation the assignor attributes to a decoded member, R1-R4),
+so the leader names no assignor. ``user_data_for(kafka_name, release)`` and
+``member_data_for(kafka_name, release)`` look the same callables up by protocol name: what a Java
+member running Kafka's ``kafka_name`` assignor of that release sends, for an assignor in another
+process that declares itself as one.
 
 User assignors
 --------------
@@ -49,6 +59,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import AssignorFailure, InvalidScenario, UnknownAssignor
+from functools import partial
+
 from ..model import (
     Assignment,
     Member,
@@ -59,12 +71,26 @@ from ..model import (
 )
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
 from .range import assign_range
+from .releases import RELEASES, Release
 from .roundrobin import assign_roundrobin
+from .sticky import assign as assign_release
+from .sticky_types import MemberData
+from .user_data import member_data, no_user_data, wire_member_data
 
-__all__ = ["AssignorInfo", "get_assignor", "list_assignors", "group_to_dict", "BUILTIN_NAMES"]
+__all__ = [
+    "AssignorInfo",
+    "get_assignor",
+    "load_user_assignor",
+    "list_assignors",
+    "group_to_dict",
+    "PEER_PREFIXES",
+    "user_data_for",
+    "member_data_for",
+    "led_as",
+    "BUILTIN_NAMES",
+]
 
 EAGER_ONLY = (EAGER,)
-COOPERATIVE_AND_EAGER = (COOPERATIVE, EAGER)
 
 
 @dataclass(frozen=True)
@@ -74,6 +100,14 @@ class AssignorInfo:
     ``name``: the registry name (``sticky@2.2``, ``mypkg.mod:fn``); ``kafka_name``: the protocol name
     on the wire; ``variant``: ``"current"``, a Kafka release (``"2.2"``) or ``"user"``;
     ``protocols``: the rebalance protocols it supports, highest first (R36).
+    ``release``: the sticky release record the row was built from (None for the others).
+    ``user_data(member)``: the user data a member in that state sends (``subscriptionUserData``).
+    ``member_data(subscription, direct=False)``: the claims and generation the assignor attributes
+    to a decoded member (``memberData``, R1-R4; the wire fields for assignors without user data).
+    ``claims_from_user_data``: its claims travel in its user data, not in ``ownedPartitions`` (R1).
+    ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
+    ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
+    any other assignor); a failure is a broken promise.
     """
 
     name: str
@@ -83,6 +117,11 @@ class AssignorInfo:
     fn: AssignorFn
     description: str
     user: bool = False
+    release: Release | None = None
+    user_data: Callable[[Member], bytes | None] = no_user_data
+    member_data: Callable[..., MemberData] = wire_member_data
+    claims_from_user_data: bool = False
+    contract: str = "kafka"
 
     @property
     def is_cooperative_sticky(self) -> bool:
@@ -94,49 +133,36 @@ class AssignorInfo:
 # Built-ins
 
 
-def _sticky_fn(variant: str, cooperative: bool) -> AssignorFn:
-    """The sticky core's entry point, imported at call time so the registry loads without it."""
-    entry = "assign_cooperative_sticky" if cooperative else "assign_sticky"
-
-    def run(group: GroupSubscription) -> Assignment:
-        try:
-            from . import sticky
-        except ImportError as exc:
-            raise UnknownAssignor(f"the sticky core (stickyproof.assignors.sticky) cannot be imported: {exc}") from exc
-        return getattr(sticky, entry)(group, variant=variant)
-
-    run.__name__ = run.__qualname__ = f"{entry}[{variant}]"
-    return run
-
-
-def _builtin(name: str, kafka_name: str, variant: str, protocols: tuple[str, ...], fn: AssignorFn, description: str) -> AssignorInfo:
-    return AssignorInfo(name, kafka_name, variant, protocols, fn, description)
+def _release_row(release: Release) -> AssignorInfo:
+    """A sticky row, every field read from its release record."""
+    return AssignorInfo(
+        name=release.name,
+        kafka_name=release.kafka_name,
+        variant=release.version,
+        protocols=release.protocols,
+        fn=partial(assign_release, release=release),
+        description=release.description,
+        release=release,
+        user_data=release.user_data.encode,
+        member_data=partial(member_data, release=release),
+        claims_from_user_data=release.user_data.carries_assignment,
+    )
 
 
 _BUILTINS: tuple[AssignorInfo, ...] = (
-    _builtin("range", "range", "current", EAGER_ONLY, assign_range,
-             "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
-             "rack-aware since 3.5 (KIP-881)"),
-    _builtin("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
-             "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers"),
-    _builtin("sticky", "sticky", "current", EAGER_ONLY, _sticky_fn("current", False),
-             "StickyAssignor (current): balanced, keeps previous assignments carried in its user data"),
-    _builtin("sticky@2.2", "sticky", "2.2", EAGER_ONLY, _sticky_fn("2.2", False),
-             "StickyAssignor as released in 2.2: V0 user data, no generation (before KIP-341)"),
-    _builtin("sticky@2.6", "sticky", "2.6", EAGER_ONLY, _sticky_fn("2.6", False),
-             "StickyAssignor as released in 2.6: constrained fast path, highest-generation-only claims"),
-    _builtin("cooperative-sticky", "cooperative-sticky", "current", COOPERATIVE_AND_EAGER, _sticky_fn("current", True),
-             "CooperativeStickyAssignor (current): sticky, then withholds partitions changing owner until the next round"),
-    _builtin("cooperative-sticky@2.4", "cooperative-sticky", "2.4", COOPERATIVE_AND_EAGER, _sticky_fn("2.4", True),
-             "CooperativeStickyAssignor as released in 2.4 (KIP-429): no generation, every owned claim honoured"),
-    _builtin("cooperative-sticky@2.6", "cooperative-sticky", "2.6", COOPERATIVE_AND_EAGER, _sticky_fn("2.6", True),
-             "CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data"),
-    _builtin("cooperative-sticky@3.5.1", "cooperative-sticky", "3.5.1", COOPERATIVE_AND_EAGER, _sticky_fn("3.5.1", True),
-             "CooperativeStickyAssignor as released in 3.5.1: per-partition generation resolution, with its "
-             "owner-map bug (a partition could be kept by two members; fixed in 3.5.2, KAFKA-15106)"),
+    AssignorInfo("range", "range", "current", EAGER_ONLY, assign_range,
+                 "RangeAssignor: per-topic contiguous ranges over members sorted by instance id, then member id; "
+                 "rack-aware since 3.5 (KIP-881)", contract="per-topic"),
+    AssignorInfo("roundrobin", "roundrobin", "current", EAGER_ONLY, assign_roundrobin,
+                 "RoundRobinAssignor: all partitions dealt one by one over the sorted members, skipping non-subscribers",
+                 contract="uniform-if-equal"),
+    *(_release_row(release) for release in RELEASES),
 )
 _BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
 BUILTIN_NAMES: tuple[str, ...] = tuple(_BY_NAME)
+
+
+_BY_PROTOCOL: dict[tuple[str, str], AssignorInfo] = {(info.kafka_name, info.variant): info for info in _BUILTINS}
 
 
 def list_assignors() -> tuple[AssignorInfo, ...]:
@@ -144,15 +170,78 @@ def list_assignors() -> tuple[AssignorInfo, ...]:
     return _BUILTINS
 
 
+def _builtin_by_protocol(kafka_name: str, release: str) -> AssignorInfo:
+    info = _BY_PROTOCOL.get((kafka_name, release))
+    if info is None:
+        raise UnknownAssignor(
+            f"no built-in assignor {kafka_name!r} as of {release!r} is modelled (known: {', '.join(BUILTIN_NAMES)})"
+        )
+    return info
+
+
+def user_data_for(kafka_name: str, release: str = "current") -> Callable[[Member], bytes | None]:
+    """What a Java member running Kafka's ``kafka_name`` assignor (as of ``release``) sends as user data.
+
+    ``user_data_for("sticky")(member)`` is the V1 user data of Kafka's current ``StickyAssignor`` for
+    a member in that state (its owned partitions and generation); ``range``/``roundrobin`` send none.
+    Raises ``UnknownAssignor`` for a protocol name or release that is not modelled.
+    """
+    return _builtin_by_protocol(kafka_name, release).user_data
+
+
+def led_as(kafka_name: str, **fields: Any) -> AssignorInfo:
+    """An ``AssignorInfo`` for an assignor outside the registry (a peer) that registers under
+    ``kafka_name``. Under one of Kafka's own names its members are led as Java members running
+    Kafka's current assignor of that name: the same user data, member data and R39 exemption (what
+    a peer implementing that protocol name must interoperate with). Any other name is led as a user
+    assignor: wire fields only, no user data."""
+    builtin = _BY_PROTOCOL.get((kafka_name, "current"))
+    if builtin is None:
+        return AssignorInfo(kafka_name=kafka_name, variant=fields.pop("variant", "peer"), user=True, **fields)
+    fields.setdefault("contract", builtin.contract)  # the promise of Kafka's assignor of that name
+    return AssignorInfo(
+        kafka_name=kafka_name,
+        variant="current",
+        user=False,
+        user_data=builtin.user_data,
+        member_data=builtin.member_data,
+        claims_from_user_data=builtin.claims_from_user_data,
+        **{k: v for k, v in fields.items() if k != "variant"},
+    )
+
+
+def member_data_for(kafka_name: str, release: str = "current") -> Callable[..., MemberData]:
+    """How Kafka's ``kafka_name`` assignor (as of ``release``) reads a decoded subscription: ``memberData`` (R1-R4)."""
+    return _builtin_by_protocol(kafka_name, release).member_data
+
+
+#: Names of assignors that are not stickyproof's own (another client's, another process's, or a
+#: user's callable) resolve through ``stickyproof.peers``. It is loaded by name on first use, as a
+#: user's module is, because it builds on this registry (AssignorInfo) and not the other way round.
+PEER_PREFIXES = ("exec:", "kafka-python:", "franz-go:", "kafka-java:")
+
+
+def _peers() -> Any:
+    return importlib.import_module("stickyproof.peers")
+
+
 def get_assignor(name: str) -> AssignorInfo:
-    """Look up a built-in name (``range``, ``sticky@2.2``, ...) or load ``module.path:callable``."""
+    """Look up a built-in name (``range``, ``sticky@2.2``, ...), a peer (``exec:CMD``,
+    ``kafka-python:NAME``, ``franz-go:NAME``, ``kafka-java:NAME``: ``stickyproof.peers``), or a
+    user's ``module.path:callable``, which runs in a worker process of its own (issue 14: nothing it
+    does can end or hang stickyproof; ``load_user_assignor`` loads it in this process instead)."""
     if not isinstance(name, str) or not name:
         raise UnknownAssignor(f"assignor name must be a non-empty string, got {name!r}")
     info = _BY_NAME.get(name)
     if info is not None:
         return info
+    if name.startswith(PEER_PREFIXES):
+        resolved = _peers().resolve(name)
+        if resolved is None:  # pragma: no cover - every prefix above has a resolver in peers
+            raise UnknownAssignor(f"{name}: no peer resolves this name")
+        return resolved
     if ":" in name:
-        return _user_assignor(name)
+        return _peers().isolated_user_assignor(name)
     base = name.split("@", 1)[0]
     variants = [n for n in BUILTIN_NAMES if n.split("@", 1)[0] == base]
     if variants:
@@ -166,7 +255,9 @@ def get_assignor(name: str) -> AssignorInfo:
 # User callables
 
 
-def _user_assignor(ref: str) -> AssignorInfo:
+def load_user_assignor(ref: str) -> AssignorInfo:
+    """``module.path:callable`` imported and wrapped in this process (the contract: models/assignor-protocol.md §8).
+    ``get_assignor`` runs user callables in a worker process; the worker itself loads them with this."""
     module_name, _, attr_path = ref.partition(":")
     if not module_name or not attr_path or ":" in attr_path:
         raise UnknownAssignor(f"{ref!r}: a user assignor is written module.path:callable")
@@ -189,6 +280,9 @@ def _user_assignor(ref: str) -> AssignorInfo:
     kafka_name = getattr(obj, "assignor_name", ref)
     if not isinstance(kafka_name, str) or not kafka_name:
         raise UnknownAssignor(f"{ref}: assignor_name must be a non-empty string, got {kafka_name!r}")
+    contract = getattr(obj, "contract", "kafka")
+    if not isinstance(contract, str) or not contract:
+        raise UnknownAssignor(f"{ref}: contract must be a contract name (models/invariants.md §5), got {contract!r}")
     doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
     return AssignorInfo(
         name=ref,
@@ -198,6 +292,7 @@ def _user_assignor(ref: str) -> AssignorInfo:
         fn=_wrap_user_callable(ref, obj),
         description=doc[0] if doc else f"user assignor {ref}",
         user=True,
+        contract=contract,
     )
 
 

@@ -18,11 +18,12 @@ from functools import partial
 from itertools import chain, repeat
 from typing import Sequence
 
+from .._perf import gc_paused
 from ..errors import AssignorFailure
 from ..javaorder import java_string_key
 from ..model import Assignment, TopicPartition
 from .base import GroupSubscription
-from .range import gc_paused, member_info_order, partitions_per_topic, topic_subscribers
+from .range import member_info_order, partitions_per_topic, topic_subscribers
 
 __all__ = ["ROUNDROBIN_ASSIGNOR_NAME", "assign_roundrobin"]
 

@@ -1,23 +1,41 @@
 """Values passed between the steps of the sticky core (AbstractStickyAssignor, split by step).
 
 The steps, each its own module:
-    ownership.py    resolve_prior_owners      R5-R10  (+ historical variants, §1.3)
-    sticky.py       all_subscriptions_equal   R12-R13, the entry points, memberData (R1-R4)
-    constrained.py  constrained_assign        R15-R25 (+ rack phase R20)
-    general.py      general_assign            R26-R32 (+ rack passes R28/R29/R32)
+    user_data.py    member_data               R1-R4, what a member sends (§5.3, §5.4)
+    ownership.py    resolve_prior_owners      R5-R10 (+ the historical rules, §1.3), path selection R12-R13
+    constrained.py  constrained_assign        R15-R25, fast engine (reference/constrained.py: the transcription)
+    general.py      general_assign            R26-R32, fast engine (reference/general.py: the transcription)
     cooperative.py  adjust_assignment         R34-R35
+    sticky.py       the entry points, reading a ``releases.Release`` record
 Nothing here is mutated after construction and nothing survives a call (against Kafka's
 instance field ``maxGeneration``, R11).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import Mapping
 
 from ..model import TopicPartition
 
-__all__ = ["MemberData", "StickyInput", "PriorOwners", "StickyResult"]
+__all__ = ["MemberData", "StickyInput", "PriorOwners", "StickyResult", "GeneralRun", "QuotaOrder", "FAST", "REFERENCE"]
+
+FAST = "fast"
+"""``StickyResult.engine``: the integer engine of constrained.py / general.py."""
+REFERENCE = "reference"
+"""``StickyResult.engine``: a transcription under reference/ (after a decline, or the builder's only engine)."""
+
+
+class QuotaOrder(Enum):
+    """R16 step 2: the order in which a member's owned partitions count towards its quota on the constrained path.
+
+    Which claims a member keeps when it owns more than its quota depends on it; KAFKA-16277
+    (3.7.1 / 3.8.0) changed it from claim order to (partition, topic).
+    """
+
+    CLAIM = "claim order"
+    PARTITION_THEN_TOPIC = "partition number, then topic name"
 
 
 @dataclass(frozen=True)
@@ -79,7 +97,42 @@ class StickyResult:
     ``partitions_transferring_ownership``: tp -> new owner, as the constrained builder records it
     (R25); None on the general path, where the cooperative adjustment computes it from the wire
     owned partitions (R34).
+    ``engine``: which engine computed it, ``FAST`` or ``REFERENCE`` (engines.py); ``declined``: why
+    the fast engine handed the input over, None when it did not. Neither takes part in equality:
+    two engines that agree give equal results.
     """
 
     assignment: Mapping[str, tuple[TopicPartition, ...]]
     partitions_transferring_ownership: Mapping[TopicPartition, str] | None
+    engine: str = field(compare=False)
+    declined: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class GeneralRun:
+    """The general path's answer plus what Kafka's builder knows afterwards (both engines return one).
+
+    ``movements``: per topic, the net (from, to) member pairs of this run's balancing moves, Kafka's
+    ``PartitionMovements`` (``isSticky()`` is false when a topic has both (a, b) and (b, a), R33).
+    Kafka does not clear them on a revert, and neither does either engine.
+    ``reverted``: the balance-score check undid the balancing (R32).
+    """
+
+    result: StickyResult
+    movements: Mapping[str, frozenset[tuple[str, str]]]
+    revocation_required: bool
+    initializing: bool
+    reverted: bool
+
+    @property
+    def engine(self) -> str:
+        return self.result.engine
+
+    @property
+    def declined(self) -> str | None:
+        return self.result.declined
+
+    @property
+    def is_sticky(self) -> bool:
+        """Kafka's ``isSticky()``: no topic's partitions moved both ways between one pair of members."""
+        return not any((b, a) in pairs for pairs in self.movements.values() for a, b in pairs)

@@ -4,6 +4,8 @@
     Simulation(scenario, ...)        the same machine, driven tick by tick
     load_events(path), events_from_doc(doc), simulation_from_dict(doc)
     schedule_for(name)               the event schedule a named scenario carries
+    run_history(history, assignor, engine="stepper"|"simulator") -> HistoryRun   (§9: drawn histories,
+                                     one RebalanceRecord per leader step)
 """
 
 from .config import FEATURES, GroupConfig, MemberConfig
@@ -20,7 +22,9 @@ from .events import (
     simulation_to_dict,
 )
 from .monitors import MONITORS
+from .rebalances import RebalanceRecord, record_to_dict
 from .simulator import Simulation, SimulationResult, simulate
+from .stepper import ENGINES, HistoryRun, Stepper, run_history
 from .trace import GroupView, MemberView, Step, Verdict, Violation
 
 __all__ = [
@@ -38,6 +42,12 @@ __all__ = [
     "simulation_from_dict",
     "simulation_to_dict",
     "MONITORS",
+    "RebalanceRecord",
+    "record_to_dict",
+    "ENGINES",
+    "HistoryRun",
+    "Stepper",
+    "run_history",
     "Simulation",
     "SimulationResult",
     "simulate",

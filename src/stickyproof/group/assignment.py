@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE, EAGER
 from ..assignors.registry import AssignorInfo, get_assignor
 from ..errors import AssignorFailure, InvalidScenario, StickyproofError, UnknownAssignor
-from ..model import Member, Scenario, Topic, TopicPartition
+from ..model import Assignment, Member, Scenario, Topic, TopicPartition
 from .messages import JoinMetadata
 
 __all__ = ["LeaderOutcome", "group_scenario", "run_leader", "leader_assignor"]
@@ -16,12 +17,20 @@ __all__ = ["LeaderOutcome", "group_scenario", "run_leader", "leader_assignor"]
 
 @dataclass(frozen=True)
 class LeaderOutcome:
-    """The leader's result: the assignment per member id, or the error raised to its caller."""
+    """The leader's result: the assignment per member id, or the error raised to its caller.
+
+    ``scenario`` is the leader's input as ``group_scenario`` built it (None when the leader failed
+    before building it); ``revoking`` the owned partitions the round gave nobody (cooperative);
+    ``assign_seconds`` the assignor call alone.
+    """
 
     assignment: Mapping[str, tuple[TopicPartition, ...]] | None
     selected: str | None
     error: str | None = None
     notes: tuple[str, ...] = ()
+    scenario: Scenario | None = None
+    revoking: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    assign_seconds: float = 0.0
 
 
 def leader_assignor(leader: JoinMetadata, protocol: str | None) -> AssignorInfo:
@@ -42,16 +51,15 @@ def group_scenario(
 ) -> Scenario:
     """The group as the leader decoded it, in admission order (the leader's HashMap insertion order, N1).
 
-    Under ``sticky`` (every member eager) a member's ``owned``/``generation`` are its user-data memory
-    (R1); otherwise its wire ``ownedPartitions``/``generationId`` (R37; empty for eager members). The
+    Under an assignor whose claims travel in its user data (``sticky``: every member eager) a
+    member's ``owned``/``generation`` are its user-data memory (R1); otherwise its wire ``ownedPartitions``/``generationId`` (R37; empty for eager members). The
     scenario is ``cooperative`` when some member is, so cooperative members' owned partitions reach
     the wire; each member announces its protocol names, so the leader's vote agrees with the broker's.
     """
-    sticky_user_data = not info.user and info.kafka_name == "sticky"
     cooperative = any(m.protocol == COOPERATIVE for _, m in members) and COOPERATIVE in info.protocols
     out = []
     for member_id, m in members:
-        if sticky_user_data:
+        if info.claims_from_user_data:
             owned, generation = m.memory, m.memory_generation
         else:
             owned = m.owned if m.protocol == COOPERATIVE else ()
@@ -71,14 +79,19 @@ def group_scenario(
     return Scenario(tuple(topics), tuple(out), COOPERATIVE if cooperative else EAGER, "")
 
 
-def _lead_without_validation(scenario: Scenario, info: AssignorInfo) -> dict[str, tuple[TopicPartition, ...]]:
+def _lead_without_validation(scenario: Scenario, info: AssignorInfo) -> tuple[Assignment, float]:
     """``lead`` minus ``validateCooperativeAssignment`` (R39): an eager leader of a mixed group, or the switch off."""
     from .. import leader
 
     protocol = leader.rebalance_protocol(scenario, info)
     subscriptions = {m.id: leader.subscription_bytes(m, info, protocol) for m in scenario.members}
     group = leader.build_group(scenario, info, protocol, subscriptions=subscriptions)
-    return dict(info.fn(group).assignment)
+    started = time.perf_counter()
+    assignment = info.fn(group)
+    seconds = time.perf_counter() - started
+    if not any(assignment.revoking.values()):
+        assignment = Assignment(assignment.assignment, leader._revoking({s.member_id: s.owned for s in group.members}, assignment))
+    return assignment, seconds
 
 
 def run_leader(
@@ -97,21 +110,27 @@ def run_leader(
     """
     from .. import leader as leader_module
 
+    scenario: Scenario | None = None
     try:
         info = leader_assignor(leader, protocol)
         scenario = group_scenario(members, info, topics, max_version=max_version)
         validate = validation and leader.protocol == COOPERATIVE
+        revoking: Mapping[str, tuple[TopicPartition, ...]] = {}
         if scenario.protocol == COOPERATIVE and not validate:
-            assignment = _lead_without_validation(scenario, info)
+            unvalidated, seconds = _lead_without_validation(scenario, info)
+            assignment, revoking = dict(unvalidated.assignment), unvalidated.revoking
             notes: tuple[str, ...] = ("validateCooperativeAssignment not run",)
         else:
-            result = leader_module.lead(scenario, info)
+            result = leader_module.lead(scenario, info, encode_assignments=False)
             assignment = dict(result.assignment.assignment)
-            notes = result.notes
+            revoking = result.assignment.revoking
+            notes, seconds = result.notes, result.assign_seconds
     except AssignorFailure as exc:
-        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}", scenario=scenario)
     except InvalidScenario as exc:
-        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}", scenario=scenario)
     except StickyproofError as exc:
-        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}")
-    return LeaderOutcome({k: tuple(v) for k, v in assignment.items()}, info.name, None, tuple(notes))
+        return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}", scenario=scenario)
+    return LeaderOutcome(
+        {k: tuple(v) for k, v in assignment.items()}, info.name, None, tuple(notes), scenario, dict(revoking), seconds
+    )

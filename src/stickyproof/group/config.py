@@ -17,6 +17,7 @@ __all__ = [
     "rebalance_protocol_of",
     "without_user_data_generation",
     "config_from_dict",
+    "client_era",
 ]
 
 #: The switches of ``--without FEATURE`` (models/protocol.md §5), in the order the docs list them.
@@ -30,8 +31,6 @@ FEATURES = (
 #: KIP-429's ``rebalance.protocol`` values a member may pin; ``compatible`` behaves eager.
 PROTOCOL_SETTINGS = ("eager", "compatible", "cooperative")
 
-#: The release of each assignor before its user data carried a generation (KIP-341; KAFKA-12984 in 3.0).
-_NO_USER_DATA_GENERATION = {"sticky": "sticky@2.2", "cooperative-sticky": "cooperative-sticky@2.6"}
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,30 @@ def check_features(without: Iterable[str]) -> frozenset[str]:
     return out
 
 
+#: The client faults of the releases the historical assignor variants shipped in: before 3.0 a reset
+#: during a join round skipped onJoinPrepare (KAFKA-12983) and no subscription carried a generation
+#: (KIP-792's v2, like the rack's v3, came later). 3.5.1 clients had both. ``--without`` names.
+_PRE_3_0_CLIENT = frozenset({"generation-in-subscription", "join-prepare-after-reset"})
+_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT, "3.5.1": frozenset()}
+
+
+def client_era(variant: str) -> frozenset[str]:
+    """The ``--without`` switches of the clients an assignor release ran in (none for current and user assignors)."""
+    return _CLIENT_ERA.get(variant, frozenset())
+
+
 def without_user_data_generation(names: Iterable[str]) -> tuple[str, ...]:
-    """``--without generation-in-user-data``: each assignor as released before its user data had a generation."""
-    return tuple(_NO_USER_DATA_GENERATION.get(n, n) for n in names)
+    """``--without generation-in-user-data``: each assignor as last released before its user data had a
+    generation (KIP-341 for ``sticky``; KAFKA-12984 in 3.0 for ``cooperative-sticky``), read off the
+    release records; a name with no such release is kept."""
+    from ..assignors.releases import releases_of
+
+    def older(name: str) -> str:
+        blind = [r for r in releases_of(name) if r.version != "current" and not r.generation_in_user_data]
+        newest = max(blind, key=lambda r: tuple(int(p) for p in r.version.split(".")), default=None)
+        return newest.name if newest is not None else name
+
+    return tuple(older(n) for n in names)
 
 
 def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: str = "") -> str:

@@ -8,7 +8,9 @@ must wait are queued for ``Simulation`` to deliver.
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Callable
 
 from ..errors import InvalidScenario
@@ -28,6 +30,8 @@ from .messages import (
 )
 
 __all__ = ["Coordinator", "GroupMember", "EMPTY", "PREPARING", "COMPLETING", "STABLE"]
+
+_KAFKA_NAMES = attrgetter("metadata.kafka_names")
 
 EMPTY = "Empty"
 PREPARING = "PreparingRebalance"
@@ -87,6 +91,10 @@ class Coordinator:
     removals: list[tuple[int, str, str]] = field(default_factory=list)  # (tick, member id, reason)
     _ids_used: dict[str, int] = field(default_factory=dict)
     on_change: Callable[[int, str, str], None] | None = None  # membership changes are disturbances (protocol.md §7)
+    on_rebalance: Callable[[int, int, str], None] | None = None  # (tick, rebalance seq, reason): provenance of rebalance records
+    _offered: Counter = field(default_factory=Counter)  # assignor lists offered, for the consistency check
+    _offered_for: dict | None = None  # the members dict ``_offered`` counts
+    _waiting: dict[str, deque] = field(default_factory=dict)  # flag -> members last seen with it down (``_someone``)
 
     # --------------------------------------------------------------------------------------
     # Ids and bookkeeping
@@ -125,6 +133,8 @@ class Coordinator:
         self.rebalance_started = t
         self.sync_deadline = None
         self._note(f"rebalance starts ({reason})")
+        if self.on_rebalance is not None:
+            self.on_rebalance(t, self.rebalance_seq, reason)
 
     def _maybe_prepare_rebalance(self, t: int, reason: str) -> None:
         if self.state in (STABLE, COMPLETING, EMPTY):
@@ -132,6 +142,7 @@ class Coordinator:
 
     def _remove(self, t: int, member_id: str, reason: str) -> None:
         m = self.members.pop(member_id)
+        self._offer(m.metadata.kafka_names, -1)
         if m.instance_id is not None and self.static.get(m.instance_id) == member_id:
             del self.static[m.instance_id]
         self.assignments.pop(member_id, None)
@@ -159,9 +170,11 @@ class Coordinator:
     def _try_complete_join(self, t: int) -> None:
         """Complete once every member has rejoined, except during the initial delay of a group that was
         empty (``InitialDelayedJoin``: group.initial.rebalance.delay.ms lets the first members arrive together)."""
-        if self.state != PREPARING or not self.members or not all(m.awaiting_join for m in self.members.values()):
+        if self.state != PREPARING or not self.members:
             return
         if self.initial_delay_until is not None and t < self.initial_delay_until:
+            return
+        if self._someone("awaiting_join"):
             return
         self._complete_join(t)
 
@@ -216,9 +229,22 @@ class Coordinator:
             return UNKNOWN_MEMBER_ID
         return None
 
+    def _offered_lists(self) -> Counter:
+        """How many members offer each assignor list: kept up to date as members come, go and rejoin,
+        counted afresh when ``members`` was replaced (a fail-over, a stable start)."""
+        if self._offered_for is not self.members:
+            self._offered = Counter(map(_KAFKA_NAMES, self.members.values()))
+            self._offered_for = self.members
+        return self._offered
+
+    def _offer(self, names: tuple[str, ...], delta: int) -> None:
+        if self._offered_for is self.members:
+            self._offered[names] += delta
+
     def _protocols_consistent(self, metadata: JoinMetadata, exclude: str | None) -> bool:
         """``supportsProtocols``: some protocol this member offers is offered by every other member."""
-        others = [m.metadata.kafka_names for i, m in self.members.items() if i != exclude]
+        excluded = self.members[exclude].metadata.kafka_names if exclude in self.members else None
+        others = [names for names, count in self._offered_lists().items() if count - (names == excluded) > 0]
         if not others:
             return True
         common = set(metadata.kafka_names)
@@ -247,6 +273,7 @@ class Coordinator:
             member_id = self.new_member_id(name)
             member = GroupMember(member_id, process, instance_id, metadata, t, awaiting_join=True, join_sent=t)
             self.members[member_id] = member
+            self._offer(metadata.kafka_names, 1)
             if instance_id is not None:
                 self.static[instance_id] = member_id
             if self.leader is None:
@@ -257,7 +284,9 @@ class Coordinator:
             self._maybe_prepare_rebalance(t, f"{member_id} joined")
         else:
             member = self.members[member_id]
+            self._offer(member.metadata.kafka_names, -1)
             member.metadata = metadata
+            self._offer(metadata.kafka_names, 1)
             member.process = process
             member.awaiting_join = True
             member.join_sent = t
@@ -272,9 +301,11 @@ class Coordinator:
         """KIP-345: a known ``group.instance.id`` with an empty member id replaces the old member id."""
         old_id = self.static[instance_id]
         old = self.members.pop(old_id)
+        self._offer(old.metadata.kafka_names, -1)
         new_id = self.new_member_id(process[0])
         member = GroupMember(new_id, process, instance_id, metadata, t, join_sent=t)
         self.members[new_id] = member
+        self._offer(metadata.kafka_names, 1)
         self.static[instance_id] = new_id
         if old_id in self.assignments:
             self.assignments[new_id] = self.assignments.pop(old_id)
@@ -291,6 +322,9 @@ class Coordinator:
         unchanged = metadata.topics == old.metadata.topics and metadata.kafka_names == old.metadata.kafka_names
         if self.state == STABLE and unchanged and not was_leader:
             member.synced = True
+            if self.persisted_mode:
+                # updateStaticMemberAndRebalance stores the group, so a fail-over keeps the new member id
+                self._persist()
             return self._response("join", NONE, process, t, generation=self.generation, member_id=new_id, leader=self.leader,
                 protocol=self.protocol,
             )
@@ -328,13 +362,7 @@ class Coordinator:
             self.state = STABLE
             self.committed.append((t, self.epoch, self.generation))
             if self.persisted_mode:
-                self.persisted = _Persisted(
-                    self.generation,
-                    tuple(replace(m, awaiting_join=False, awaiting_sync=False) for m in self.members.values()),
-                    self.leader,
-                    self.protocol,
-                    tuple(self.assignments.items()),
-                )
+                self._persist()
             self._note(f"generation {self.generation} assignment stored; group stable")
             for i, m in self.members.items():
                 if m.awaiting_sync:
@@ -349,9 +377,35 @@ class Coordinator:
         member.sync_sent = t
         return None
 
+    def _persist(self) -> None:
+        """``storeGroup``: what a new coordinator will load (fail-over)."""
+        self.persisted = _Persisted(
+            self.generation,
+            tuple(replace(m, awaiting_join=False, awaiting_sync=False) for m in self.members.values()),
+            self.leader,
+            self.protocol,
+            tuple(self.assignments.items()),
+        )
+
     def _clear_sync_deadline(self) -> None:
-        if all(m.synced for m in self.members.values()):
+        if self.sync_deadline is not None and not self._someone("synced"):
             self.sync_deadline = None
+
+    def _someone(self, flag: str) -> bool:
+        """Whether some member's ``flag`` (``awaiting_join``, ``synced``) is still False.
+
+        Asked at every JoinGroup and SyncGroup, so a rebalance of n members would scan the group n times;
+        instead the members last seen with the flag down are queued, and the group is scanned again only
+        once all of those have raised it.
+        """
+        queue = self._waiting.setdefault(flag, deque())
+        while queue:
+            m = self.members.get(queue[0])
+            if m is not None and not getattr(m, flag):
+                return True
+            queue.popleft()
+        queue.extend(i for i, m in self.members.items() if not getattr(m, flag))
+        return bool(queue)
 
     def heartbeat(self, t: int, member_id: str | None, instance_id: str | None, generation: int) -> str:
         """``handleHeartbeat``."""

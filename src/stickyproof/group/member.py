@@ -8,6 +8,7 @@ object per process incarnation that the simulator gives one turn per tick.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..assignors.base import COOPERATIVE
@@ -36,6 +37,9 @@ PREPARING_REBALANCE = "PREPARING_REBALANCE"
 COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
 STABLE = "STABLE"
 STOPPED = "STOPPED"
+
+
+_TOPIC = itemgetter(0)
 
 
 def _tps(tps) -> str:
@@ -72,6 +76,8 @@ class MemberProcess:
     rediscover_until: int = -1
     listener_faults: dict[str, int] = field(default_factory=dict)
     stop_reason: str = ""
+    rejoin_cause: str = ""  # "revocation" while the rejoin R38 asks for is pending: its rebalance is a follow-up
+    _owned_sorted: tuple | None = field(default=None, repr=False)  # (owned set, its sorted tuple): metadata() reuses it
 
     @property
     def name(self) -> str:
@@ -88,14 +94,16 @@ class MemberProcess:
     def stalled(self, t: int) -> bool:
         return self.stalled_until > t
 
-    def consuming(self, t: int) -> frozenset[TopicPartition]:
-        """What the member is fetching: its owned partitions while it runs, is not returning from a pause,
-        and is ``STABLE`` or cooperative (a cooperative member keeps fetching during a rebalance)."""
+    def fetching(self, t: int) -> bool:
+        """Whether the member fetches its owned partitions at ``t``: it runs, is not returning from a
+        pause, and is ``STABLE`` or cooperative (a cooperative member keeps fetching during a rebalance)."""
         if not self.running or self.stalled(t) or self.returning:
-            return frozenset()
-        if self.state == STABLE or self.protocol == COOPERATIVE:
-            return frozenset(self.owned)
-        return frozenset()
+            return False
+        return self.state == STABLE or self.protocol == COOPERATIVE
+
+    def consuming(self, t: int) -> frozenset[TopicPartition]:
+        """What the member is fetching (``fetching``): its owned partitions, or nothing."""
+        return frozenset(self.owned) if self.fetching(t) else frozenset()
 
     # --------------------------------------------------------------------------------------
     # The listener (KIP-429 error handling)
@@ -108,12 +116,14 @@ class MemberProcess:
         if left <= 0:
             return set()
         self.listener_faults[which] = left - 1
-        sim.note(f"{self.name}: onPartitions{which.capitalize()}({_tps(partitions)}) threw; the error reaches poll() (KIP-429)")
+        if sim.tracing:
+            sim.note(f"{self.name}: onPartitions{which.capitalize()}({_tps(partitions)}) threw; the error reaches poll() (KIP-429)")
         return set(partitions)
 
     def _lose_all(self, sim: "Simulation", t: int, why: str) -> None:
         if self.owned:
-            sim.note(f"{self.name}: partitions lost ({why}): {_tps(self.owned)}")
+            if sim.tracing:
+                sim.note(f"{self.name}: partitions lost ({why}): {_tps(self.owned)}")
             self._callback(sim, t, "lost", set(self.owned))
         self.owned = set()
 
@@ -200,33 +210,45 @@ class MemberProcess:
     def _on_join_complete(self, sim: "Simulation", t: int, r: Response) -> None:
         """``ConsumerCoordinator.onJoinComplete``: refuse, or revoke (cooperative), adopt, announce."""
         assigned = set(r.assignment)
-        foreign = sorted({tp.topic for tp in assigned} - set(self.config.topics))
+        foreign = sorted(set(map(_TOPIC, assigned)) - set(self.config.topics))
         if foreign:
             sim.note(f"{self.name}: assignment names {', '.join(foreign)}, which it does not subscribe to; it rejoins (§0.5)")
             self.state = UNJOINED
             self.rejoin_needed = True
+            # joinGroupIfNeeded re-arms onJoinPrepare once onJoinComplete returns, refused or not, so a
+            # cooperative member revokes the topics it dropped before it rejoins (R37).
+            self.needs_join_prepare = True
             return
-        before = set(self.owned)
+        before = self.owned  # not changed until the new assignment is adopted below
         failed: set[TopicPartition] = set()
         self.rejoin_needed = False
         if self.protocol == COOPERATIVE:
             revoked = before - assigned
             if revoked:
-                sim.note(f"{self.name}: revokes {_tps(revoked)} and will rejoin (R38)")
+                if sim.tracing:
+                    sim.note(f"{self.name}: revokes {_tps(revoked)} and will rejoin (R38)")
                 self._callback(sim, t, "revoked", revoked)
                 self.rejoin_needed = True
-        self.memory = tuple(sorted(assigned))
+                self.rejoin_cause = "revocation"
+        # sorted(assigned), from the answer's order when it lists nothing twice (an assignor's
+        # lists are often sorted already, and timsort is then linear)
+        self.memory = tuple(sorted(r.assignment) if len(r.assignment) == len(assigned) else sorted(assigned))
         self.memory_generation = r.generation
         self.memory_epoch = r.epoch
         added = assigned - before
         failed |= self._callback(sim, t, "assigned", added)
-        self.owned = assigned - failed
+        # an unchanged assignment keeps the very set, so what watches ``owned`` sees it did not change
+        if failed or assigned != before:
+            self.owned = assigned - failed
+        if not failed:
+            self._owned_sorted = (self.owned, self.memory)
         self.state = STABLE
         self.needs_join_prepare = True
         self.sync_sent = False
         if self.is_leader:
             self.metadata_snapshot = sim.metadata_for(self.subscribed_by_group())
-        sim.note(f"{self.name}: generation {self.generation}: owns {_tps(self.owned)}")
+        if sim.tracing:
+            sim.note(f"{self.name}: generation {self.generation}: owns {_tps(self.owned)}")
 
     def subscribed_by_group(self) -> set[str]:
         topics = set(self.config.topics)
@@ -309,15 +331,27 @@ class MemberProcess:
         if self.generation < 0 or self.member_id is None:
             self._lose_all(sim, t, "generation reset: no longer part of the group")
         elif self.protocol == COOPERATIVE:
-            dropped = {tp for tp in self.owned if tp.topic not in self.config.topics}
+            subscribed = set(self.config.topics)
+            if set(map(_TOPIC, self.owned)) <= subscribed:
+                return
+            dropped = {tp for tp in self.owned if tp.topic not in subscribed}
             if dropped:
-                sim.note(f"{self.name}: revokes {_tps(dropped)} (topics no longer subscribed)")
+                if sim.tracing:
+                    sim.note(f"{self.name}: revokes {_tps(dropped)} (topics no longer subscribed)")
                 self._callback(sim, t, "revoked", dropped)
                 self.owned -= dropped
         elif self.owned:
-            sim.note(f"{self.name}: revokes everything before joining (eager): {_tps(self.owned)}")
+            if sim.tracing:
+                sim.note(f"{self.name}: revokes everything before joining (eager): {_tps(self.owned)}")
             self._callback(sim, t, "revoked", set(self.owned))
             self.owned = set()
+
+    def _sorted_owned(self) -> tuple[TopicPartition, ...]:
+        """``tuple(sorted(owned))``, reusing the sorted assignment while ``owned`` is still that set, whole."""
+        cached = self._owned_sorted
+        if cached is not None and cached[0] is self.owned and len(self.owned) == len(cached[1]):
+            return cached[1]
+        return tuple(sorted(self.owned))
 
     def metadata(self, sim: "Simulation") -> JoinMetadata:
         """What this member puts in its JoinGroup (R37, §0.1)."""
@@ -331,7 +365,7 @@ class MemberProcess:
             version=self.config.version,
             rack=self.config.rack,
             instance_id=self.config.instance_id,
-            owned=tuple(sorted(self.owned)) if self.protocol == COOPERATIVE else (),
+            owned=self._sorted_owned() if self.protocol == COOPERATIVE else (),
             generation=self.generation,
             memory=self.memory,
             memory_generation=self.memory_generation,
@@ -352,7 +386,10 @@ class MemberProcess:
             self.state = PREPARING_REBALANCE
             self.rejoin_needed = False
             self.joined_topics = self.config.topics
+            sim.joining = self
             answer = sim.coordinator.join(t, self.process, self.member_id, self.config.instance_id, self.metadata(sim))
+            sim.joining = None
+            self.rejoin_cause = ""
             if answer is None:
                 return
             self.deliver(sim, t, answer)
@@ -371,17 +408,22 @@ class MemberProcess:
                 validation=sim.has("cooperative-validation"),
                 max_version=3 if sim.has("generation-in-subscription") else 1,
             )
+            sim.leader_ran(t, self, outcome)
             if outcome.error is not None:
                 sim.leader_failure(t, self, outcome.error)
                 self.state = UNJOINED
                 self.rejoin_needed = True
                 return False
             assignments = dict(outcome.assignment)
-            sim.note(f"{self.name} (leader) assigns with {outcome.selected}: " + "; ".join(
-                f"{m} <- {_tps(tps)}" for m, tps in sorted(assignments.items())
-            ))
+            if sim.tracing:
+                sim.note(f"{self.name} (leader) assigns with {outcome.selected}: " + "; ".join(
+                    f"{m} <- {_tps(tps)}" for m, tps in sorted(assignments.items())
+                ))
         self.sync_sent = True
+        committed = len(sim.coordinator.committed)
         answer = sim.coordinator.sync(t, self.process, self.member_id, self.config.instance_id, self.generation, assignments)
+        if self.is_leader:
+            sim.leader_synced(len(sim.coordinator.committed) > committed)
         if answer is not None:
             self.deliver(sim, t, answer)
         return True

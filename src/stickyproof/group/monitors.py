@@ -8,6 +8,8 @@ verdicts. A violation is reported once per distinct witness while it lasts, and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain, repeat
 from typing import Iterable, Mapping
 
 from ..model import TopicPartition
@@ -149,5 +151,8 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+_NEW_TP = partial(tuple.__new__, TopicPartition)  # TopicPartition(t, p) without a Python frame per partition
+
+
 def partitions_of(topics: Iterable[str], counts: Mapping[str, int]) -> frozenset[TopicPartition]:
-    return frozenset(TopicPartition(t, p) for t in topics if t in counts for p in range(counts[t]))
+    return frozenset(chain.from_iterable(map(_NEW_TP, zip(repeat(t), range(counts[t]))) for t in topics if t in counts))

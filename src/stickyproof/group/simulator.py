@@ -9,69 +9,24 @@ while it runs). Everything is deterministic: members take turns in name order, e
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE
 from ..errors import InvalidScenario
 from ..leader import select_protocol
 from ..model import Member, Scenario, Topic, TopicPartition, scenario_to_dict
-from .config import FEATURES, GroupConfig, MemberConfig, check_features, rebalance_protocol_of, without_user_data_generation
+from .config import GroupConfig, MemberConfig, check_features, rebalance_protocol_of, without_user_data_generation
 from .coordinator import STABLE as GROUP_STABLE
 from .coordinator import Coordinator, GroupMember
 from .events import Event, Schedule, simulation_to_dict
 from .member import STABLE, STOPPED, MemberProcess
 from .messages import Response
 from .monitors import Monitors, TickState, partitions_of
-from .trace import TRACE_FORMAT, GroupView, MemberView, Step, Verdict, Violation, step_to_dict
+from .rebalances import Recorder
+from .trace import GroupView, MemberView, SimulationResult, Step
 
 __all__ = ["Simulation", "SimulationResult", "simulate"]
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    """A finished run: the trace, the monitors' verdicts, and how it ended."""
-
-    name: str
-    steps: tuple[Step, ...]
-    verdicts: tuple[Verdict, ...]
-    ticks: int
-    settled: bool
-    ended: str
-    config: GroupConfig
-    without: frozenset[str]
-    assignor: str | None
-    document: Mapping[str, Any]
-
-    @property
-    def ok(self) -> bool:
-        return all(v.ok for v in self.verdicts)
-
-    @property
-    def violations(self) -> tuple[Violation, ...]:
-        return tuple(v for s in self.steps for v in s.violations)
-
-    def verdict(self, monitor: str) -> Verdict:
-        for v in self.verdicts:
-            if v.monitor == monitor:
-                return v
-        raise KeyError(monitor)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": TRACE_FORMAT,
-            "name": self.name,
-            "ok": self.ok,
-            "ticks": self.ticks,
-            "settled": self.settled,
-            "ended": self.ended,
-            "without": [f for f in FEATURES if f in self.without],
-            "assignor": self.assignor,
-            "config": {f: getattr(self.config, f) for f in self.config.__dataclass_fields__},
-            "monitors": [v.to_dict() for v in self.verdicts],
-            "steps": [step_to_dict(s) for s in self.steps],
-            "simulation": dict(self.document),
-        }
 
 
 class Simulation:
@@ -86,6 +41,7 @@ class Simulation:
         without: Iterable[str] = (),
         assignor: str | None = None,
         name: str | None = None,
+        record_rebalances: bool = False,
     ):
         self.scenario = scenario
         self.name = name if name is not None else scenario.name
@@ -94,7 +50,8 @@ class Simulation:
         self.assignor_override = assignor
         self.cluster: dict[str, Topic] = {t.name: t for t in sorted(scenario.topics, key=lambda t: t.name)}
         self._notes: list[str] = []
-        self.coordinator = Coordinator(self.config, on_change=self._on_membership, notes=self._notes)
+        self.coordinator = Coordinator(self.config, on_change=self._on_membership, notes=self._notes,
+                                       on_rebalance=self._on_rebalance)
         self.processes: dict[str, MemberProcess] = {}
         self.now = 0
         self.steps: list[Step] = []
@@ -110,6 +67,9 @@ class Simulation:
         self._committed_seen = 0
         self._last_views: tuple | None = None
         self._ended: str | None = None
+        self.recorder = Recorder(record_rebalances)
+        self.tracing = True  # notes listing partitions are built only when a trace will show them
+        self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
         if assignor is not None:
             from ..assignors.registry import get_assignor
 
@@ -128,14 +88,29 @@ class Simulation:
     def note(self, text: str) -> None:
         self._notes.append(text)
 
-    def disturb(self, t: int, reason: str) -> None:
+    def disturb(self, t: int, reason: str, *, membership: bool = False) -> None:
         """A disturbance restarts the count of generations (cooperative-convergence, no-rebalance-loop):
-        only generations completing a rebalance that started after it count."""
+        only generations completing a rebalance that started after it count. Every disturbance but a
+        membership change is a history event, the cause rebalance records name."""
         self._rebalance_mark = self.coordinator.rebalance_seq
         self._since = 0
+        if not membership:
+            self.recorder.event(t, reason)
 
     def _on_membership(self, t: int, member_id: str, what: str) -> None:
-        self.disturb(t, f"{member_id}: {what}")
+        self.disturb(t, f"{member_id}: {what}", membership=True)
+
+    def _on_rebalance(self, t: int, seq: int, reason: str) -> None:
+        joining = self.joining
+        self.recorder.rebalance_started(seq, reason, joining is not None and joining.rejoin_cause == "revocation")
+
+    def leader_ran(self, t: int, member: MemberProcess, outcome) -> None:
+        """The leader's step (``LeaderOutcome``): a ``RebalanceRecord`` when the run keeps them."""
+        self.recorder.leader_ran(t, self.coordinator, member, outcome)
+
+    def leader_synced(self, committed: bool) -> None:
+        """The leader's SyncGroup after its step: whether the coordinator stored its assignment."""
+        self.recorder.leader_synced(committed)
 
     def topics(self) -> tuple[Topic, ...]:
         return tuple(self.cluster.values())
@@ -420,7 +395,8 @@ class Simulation:
             )
         return group, tuple(members)
 
-    def _record(self, t: int) -> Step | None:
+    def _new_generations(self) -> tuple[tuple, tuple]:
+        """The generations formed and committed since the last tick, as the monitors read them."""
         co = self.coordinator
         new_formed = co.formed[self._formed_seen:]
         self._formed_seen = len(co.formed)
@@ -433,6 +409,15 @@ class Simulation:
             if rebalance > self._rebalance_mark:
                 self._since += 1
                 formed.append((tick, generation, all_coop, self._since, len(subscriptions) <= 1))
+        return tuple(formed), new_committed
+
+    @staticmethod
+    def _member_generations(running: Mapping[str, MemberProcess]) -> dict[str, tuple[int, int]]:
+        return {f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()}
+
+    def _record(self, t: int) -> Step | None:
+        co = self.coordinator
+        formed, new_committed = self._new_generations()
         running = {n: p for n, p in self.processes.items() if p.running}
         counts = {n: tp.partitions for n, tp in self.cluster.items()}
         subscribed = partitions_of({topic for p in running.values() for topic in p.config.topics}, counts)
@@ -442,10 +427,10 @@ class Simulation:
             tick=t,
             consuming={n: p.consuming(t) for n, p in running.items()},
             owned={n: frozenset(p.owned) for n, p in running.items()},
-            member_generations={f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()},
+            member_generations=self._member_generations(running),
             epoch=co.epoch,
             committed=new_committed,
-            formed=tuple(formed),
+            formed=formed,
             settled=settled,
             subscribed_partitions=subscribed,
         )
@@ -476,19 +461,21 @@ class Simulation:
                 return
             self.step()
 
+    def end_reason(self) -> str | None:
+        """Why the run stops now (``rebalance loop``, ``max_ticks``, ``settled``), or None to go on."""
+        if self.monitors.loop_detected:
+            return "rebalance loop"
+        if self.now >= self.config.max_ticks:
+            return "max_ticks"
+        if not self._queue and self.now > 0 and self.settled():
+            return "settled"
+        return None
+
     def run(self) -> SimulationResult:
         """Run until the group has settled after the last scheduled event, a loop is found, or ``max_ticks``."""
-        while True:
-            if self.monitors.loop_detected:
-                self._ended = "rebalance loop"
-                break
-            if self.now >= self.config.max_ticks:
-                self._ended = "max_ticks"
-                break
-            if not self._queue and self.now > 0 and self.settled():
-                self._ended = "settled"
-                break
+        while (ended := self.end_reason()) is None:
             self.step()
+        self._ended = ended
         return self.result()
 
     def result(self) -> SimulationResult:
@@ -507,6 +494,7 @@ class Simulation:
             without=self.without,
             assignor=self.assignor_override,
             document=doc,
+            rebalances=tuple(self.recorder.records),
         )
 
 

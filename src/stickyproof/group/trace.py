@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..model import TopicPartition, tp_map_to_dict
+from .config import FEATURES, GroupConfig
+from .rebalances import RebalanceRecord
 
-__all__ = ["MemberView", "GroupView", "Step", "Violation", "Verdict", "TRACE_FORMAT", "step_to_dict", "format_partitions"]
+__all__ = ["MemberView", "GroupView", "Step", "Violation", "Verdict", "SimulationResult", "TRACE_FORMAT", "step_to_dict",
+           "format_partitions"]
 
 TRACE_FORMAT = "stickyproof.trace/1"
 
@@ -116,3 +119,50 @@ def step_to_dict(step: Step) -> dict[str, Any]:
         ],
         "violations": [v.to_dict() for v in step.violations],
     }
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A finished run: the trace, the monitors' verdicts, and how it ended."""
+
+    name: str
+    steps: tuple[Step, ...]
+    verdicts: tuple[Verdict, ...]
+    ticks: int
+    settled: bool
+    ended: str
+    config: GroupConfig
+    without: frozenset[str]
+    assignor: str | None
+    document: Mapping[str, Any]
+    rebalances: tuple[RebalanceRecord, ...] = ()  # filled when the run records them (``record_rebalances``)
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        return tuple(v for s in self.steps for v in s.violations)
+
+    def verdict(self, monitor: str) -> Verdict:
+        for v in self.verdicts:
+            if v.monitor == monitor:
+                return v
+        raise KeyError(monitor)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": TRACE_FORMAT,
+            "name": self.name,
+            "ok": self.ok,
+            "ticks": self.ticks,
+            "settled": self.settled,
+            "ended": self.ended,
+            "without": [f for f in FEATURES if f in self.without],
+            "assignor": self.assignor,
+            "config": {f: getattr(self.config, f) for f in self.config.__dataclass_fields__},
+            "monitors": [v.to_dict() for v in self.verdicts],
+            "steps": [step_to_dict(s) for s in self.steps],
+            "simulation": dict(self.document),
+        }

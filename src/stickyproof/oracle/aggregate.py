@@ -6,15 +6,15 @@ A *hub* gathers the classes of one subscriber set (and rack set); a class is (hu
 Engines solve for counts (``kept[c]``, ``pool[h][i]``) and ``expand`` turns counts back into
 partitions deterministically.
 
-Partitions are dense ids over the assignable topics in sorted order (the same numbering as
-``model.Index.of(scenario, only_subscribed=True)``), so classes are numpy arrays, not lists of
-tuples: a million-partition group aggregates in one pass per topic.
+Partitions are the dense ids of ``model.Index.of(scenario, only_subscribed=True)`` (the claim
+table's index: sorted assignable topics, sorted partitions), so classes are numpy arrays, not
+lists of tuples: a million-partition group aggregates in one pass per topic.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from typing import Sequence
 
 import numpy as np
@@ -26,7 +26,7 @@ from .result import Objective
 
 _make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor, as in assignors/range.py
 
-__all__ = ["Hub", "PartitionClass", "Aggregate", "aggregate", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
+__all__ = ["Hub", "Aggregate", "aggregate", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,20 +40,6 @@ class Hub:
     racks: frozenset[str] | None
     local: np.ndarray
     size: int
-
-
-@dataclass(frozen=True, eq=False)
-class PartitionClass:
-    """``size`` partitions of hub ``hub`` whose retainable claimant is ``claimant`` (or NO_MEMBER)."""
-
-    hub: int
-    claimant: int
-    partitions: np.ndarray
-    claimant_local: bool
-
-    @property
-    def size(self) -> int:
-        return int(self.partitions.size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,14 +89,6 @@ class Aggregate:
     def class_partitions(self, c: int) -> np.ndarray:
         return self.class_order[int(self.class_start[c]) : int(self.class_end[c])]
 
-    @cached_property
-    def classes(self) -> tuple[PartitionClass, ...]:
-        """The classes as objects (for small models and tests; the engines use the arrays)."""
-        return tuple(
-            PartitionClass(int(h), int(k), self.class_partitions(c), bool(loc))
-            for c, (h, k, loc) in enumerate(zip(self.class_hub.tolist(), self.class_claimant.tolist(), self.class_local.tolist()))
-        )
-
     def classes_of_hub(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in self.hubs]
         for c, h in enumerate(self.class_hub.tolist()):
@@ -118,8 +96,7 @@ class Aggregate:
         return out
 
     def topic_partition(self, pid: int) -> TopicPartition:
-        t = int(np.searchsorted(self.topic_offset, pid, side="right")) - 1
-        return TopicPartition(self.topics[t], pid - int(self.topic_offset[t]))
+        return self.table.index.topic_partition(pid)
 
     def retainer_by_pid(self) -> np.ndarray:
         """Dense D4 retainer per partition id (NO_MEMBER when none)."""
@@ -137,7 +114,7 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
     M = len(members)
     by_id = {m.id: m for m in scenario.members}
     member_rack = tuple(by_id[m].rack for m in members)
-    topics = tuple(table.topics)
+    topics = table.index.topics
     counts = np.fromiter((table.topics[t] for t in topics), dtype=np.int64, count=len(topics))
     offsets = np.fromiter((table.offset[t] for t in topics), dtype=np.int64, count=len(topics))
     P = int(counts.sum()) if topics else 0
@@ -346,22 +323,20 @@ def owner_array(agg: Aggregate, assignment: Assignment) -> np.ndarray | None:
     Used to read a hint: an assignor's output that is not a valid assignment of exactly the
     assignable partitions (D1) cannot warm-start anything, so it is ignored rather than trusted.
     """
-    index = {m: i for i, m in enumerate(agg.members)}
-    topic_ix = {t: i for i, t in enumerate(agg.topics)}
+    ix = agg.table.index
     owner = np.full(agg.num_partitions, NO_MEMBER, dtype=np.int64)
     for member, tps in assignment.assignment.items():
-        m = index.get(member)
+        m = ix.member_ids.get(member)
         if m is None:
             if tps:
                 return None
             continue
         for tp in tps:
-            t = topic_ix.get(tp.topic)
-            if t is None or not 0 <= tp.partition < agg.table.topics[tp.topic]:
+            pid = ix.partition_id(tp.topic, tp.partition)
+            if pid is None:
                 return None
-            if not agg.table.subscribed_matrix[t, m]:
+            if not agg.table.subscribed_matrix[ix.topic_ids[tp.topic], m]:
                 return None
-            pid = int(agg.topic_offset[t]) + tp.partition
             if owner[pid] != NO_MEMBER:
                 return None
             owner[pid] = m

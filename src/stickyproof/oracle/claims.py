@@ -5,10 +5,12 @@ and grader reads them from here so that "retainable" means one thing in the whol
 They are written from the model, not from the assignors: Kafka's own resolution
 (``AbstractStickyAssignor.allSubscriptionsEqual`` / ``prepopulateCurrentAssignments``,
 KAFKA_SEMANTICS.md R5-R10) differs on purpose where it depends on iteration order (R9), reads
-generations asymmetrically (R10), or honours claims on nonexistent partitions (R6, K1).
+generations asymmetrically (R10), or honours claims on nonexistent partitions (R6, §10 K1).
 
 The dense form (``claim_table``) works on numpy arrays per topic so that a group with a million
 claimed partitions is resolved in one pass over the claims; the dict forms are views of it.
+``assignable_partitions`` and ``subscribers_by_topic`` spell D1 and D2 out as plain collections for
+the tests (no engine reads them), so they are not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -18,14 +20,12 @@ from typing import Mapping
 
 import numpy as np
 
-from ..model import Scenario, TopicPartition
+from ..model import Index, Scenario, TopicPartition
 
 __all__ = [
     "NO_MEMBER",
     "ClaimTable",
     "assignable_topics",
-    "assignable_partitions",
-    "subscribers_by_topic",
     "claim_table",
     "current_owners",
     "retainable_claims",
@@ -42,9 +42,7 @@ def assignable_topics(scenario: Scenario) -> dict[str, int]:
     Sorted by name, to their partition count. A subscription to a topic absent from the
     metadata gets nothing; a topic nobody subscribes to is not assigned (KAFKA_SEMANTICS 0.4, N3).
     """
-    subscribed = {t for m in scenario.members for t in m.topics}
-    counts = {t.name: t.partitions for t in scenario.topics if t.partitions > 0 and t.name in subscribed}
-    return {name: counts[name] for name in sorted(counts)}
+    return dict(Index.of(scenario, only_subscribed=True).topic_count)
 
 
 def assignable_partitions(scenario: Scenario) -> list[TopicPartition]:
@@ -65,28 +63,37 @@ def subscribers_by_topic(scenario: Scenario) -> dict[str, tuple[str, ...]]:
 
 @dataclass(frozen=True, eq=False)
 class ClaimTable:
-    """Claims resolved per assignable partition, in dense ids.
+    """Claims resolved per assignable partition, in the dense ids of ``index``.
 
-    ``members``: member ids sorted (dense id = position). ``topics``: assignable topics sorted,
-    to their partition count; ``offset[t]``: the dense id of partition 0 of topic ``t`` (dense
-    partition ids follow sorted (topic, partition), as ``model.Index``). Arrays over dense
-    partition ids: ``owner_pid``: D3 current owner (the unique highest-generation claimant), or
-    NO_MEMBER when nobody claims it or the highest generation is shared; ``retainer_pid``: D4
-    retainable claimant (the owner, if it still subscribes), or NO_MEMBER; ``claims_pid``: how
-    many members claim it (any generation). ``subscribed``: boolean matrix [topic, member] over
-    the sorted topics. ``owner[t]``, ``retainer[t]``, ``claims[t]`` are per-topic views.
+    ``index``: ``model.Index.of(scenario, only_subscribed=True)``: members sorted (dense id =
+    position), the assignable topics sorted, dense partition ids over sorted (topic, partition).
+    Arrays over dense partition ids: ``owner_pid``: D3 current owner (the unique
+    highest-generation claimant), or NO_MEMBER when nobody claims it or the highest generation is
+    shared; ``retainer_pid``: D4 retainable claimant (the owner, if it still subscribes), or
+    NO_MEMBER; ``claims_pid``: how many members claim it (any generation). ``subscribed``:
+    boolean matrix [topic, member] over the sorted topics. ``owner[t]``, ``retainer[t]``,
+    ``claims[t]`` are per-topic views.
     """
 
-    members: tuple[str, ...]
-    topics: Mapping[str, int]
-    offset: Mapping[str, int]
+    index: Index
     owner_pid: np.ndarray
     retainer_pid: np.ndarray
     claims_pid: np.ndarray
     subscribed_matrix: np.ndarray
 
-    def member_index(self) -> dict[str, int]:
-        return {m: i for i, m in enumerate(self.members)}
+    @property
+    def members(self) -> tuple[str, ...]:
+        return self.index.members
+
+    @property
+    def topics(self) -> Mapping[str, int]:
+        """The assignable topics, sorted, to their partition counts."""
+        return self.index.topic_count
+
+    @property
+    def offset(self) -> Mapping[str, int]:
+        """The dense id of partition 0 of each assignable topic."""
+        return self.index.topic_offset
 
     def _view(self, arr: np.ndarray) -> dict[str, np.ndarray]:
         return {t: arr[self.offset[t] : self.offset[t] + c] for t, c in self.topics.items()}
@@ -116,14 +123,12 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     the order of ``members`` or of their claims (unlike Kafka's R9). One Python pass collects
     the claims; the resolution itself is vectorised over all claims at once.
     """
-    topics = assignable_topics(scenario)
-    members = tuple(sorted(m.id for m in scenario.members))
-    index = {m: i for i, m in enumerate(members)}
-    topic_ix = {t: i for i, t in enumerate(topics)}
-    counts = np.fromiter(topics.values(), dtype=np.int64, count=len(topics))
-    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    total = int(starts[-1])
-    subscribed = np.zeros((len(topics), len(members)), dtype=bool)
+    ix = Index.of(scenario, only_subscribed=True)
+    topics, index, topic_ix = ix.topics, ix.member_ids, ix.topic_ids
+    counts = np.fromiter((ix.topic_count[t] for t in topics), dtype=np.int64, count=len(topics))
+    starts = np.fromiter((ix.topic_offset[t] for t in topics), dtype=np.int64, count=len(topics))
+    total = ix.num_partitions
+    subscribed = np.zeros((len(topics), ix.num_members), dtype=bool)
     claim_topic: list[int] = []
     claim_part: list[int] = []
     claim_member: list[int] = []
@@ -144,9 +149,10 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     cp = np.asarray(claim_part, dtype=np.int64)
     cm = np.asarray(claim_member, dtype=np.int64)
     cg = np.asarray(claim_gen, dtype=np.int64)
-    # D3: claims on missing or unassignable topics, or past the partition count, are void
+    # D3: claims on missing or unassignable topics, or outside [0, count), are void (a negative
+    # number only comes from a Scenario built in Python; the format rejects it)
     valid = ct >= 0
-    valid[valid] = cp[valid] < counts[ct[valid]]
+    valid[valid] = (cp[valid] >= 0) & (cp[valid] < counts[ct[valid]])
     pid = starts[ct[valid]] + cp[valid]
     cm, cg = cm[valid], cg[valid]
     claims_pid = np.bincount(pid, minlength=total).astype(np.int64)
@@ -162,8 +168,7 @@ def claim_table(scenario: Scenario) -> ClaimTable:
     keep = owner_pid >= 0
     keep[keep] = subscribed[topic_of_pid[keep], owner_pid[keep]]
     retainer_pid = np.where(keep, owner_pid, NO_MEMBER)
-    offset = {t: int(starts[i]) for i, t in enumerate(topics)}
-    return ClaimTable(members, topics, offset, owner_pid, retainer_pid, claims_pid, subscribed)
+    return ClaimTable(ix, owner_pid, retainer_pid, claims_pid, subscribed)
 
 
 def _as_dict(table: ClaimTable, arrays: Mapping[str, np.ndarray]) -> dict[TopicPartition, str]:
@@ -203,6 +208,6 @@ def claimants(scenario: Scenario) -> dict[TopicPartition, tuple[str, ...]]:
     out: dict[TopicPartition, list[str]] = {}
     for m in scenario.members:
         for tp in m.owned:
-            if tp.topic in topics and tp.partition < topics[tp.topic]:
+            if tp.topic in topics and 0 <= tp.partition < topics[tp.topic]:
                 out.setdefault(tp, []).append(m.id)
     return {tp: tuple(sorted(out[tp])) for tp in sorted(out)}

@@ -6,7 +6,7 @@ pool arcs F3 to every subscriber) with a convex balance cost on the member -> si
 dominates stickiness (O2), which dominates rack locality (O3) (T4). OR-Tools'
 ``SimpleMinCostFlow`` solves it; the result is called proven only after ``check_certificate``,
 which trusts nothing but the arc arrays, accepts node potentials under which no residual arc has
-a negative reduced cost (K1-K4).
+a negative reduced cost (FC1-FC4).
 
 Three parts, in the OR-Tools sample order: ``build_flow`` (data, nodes, arcs),
 ``solve_flow`` (solve, certify, read back, returns a ``SolveResult``) and ``read_assignment``.
@@ -37,7 +37,7 @@ __all__ = [
     "check_certificate",
     "read_assignment",
     "solve_flow",
-    "optimal_loads",
+    "certified_solution",
     "uniform_quota",
     "greedy_max_load",
 ]
@@ -144,7 +144,7 @@ def greedy_max_load(agg: Aggregate) -> int:
     """Max load of a feasible assignment: water-fill hubs, fewest subscribers first.
 
     Only an upper bound U on the O1-optimal max load is needed (T1: O1 optima minimise the max
-    load), to size F5; the certificate does not depend on its quality (K3 checks tightness).
+    load), to size F5; the certificate does not depend on its quality (FC3 checks tightness).
     """
     loads = np.zeros(agg.num_members, dtype=np.int64)
     order = sorted(range(len(agg.hubs)), key=lambda h: (agg.hubs[h].subscribers.size, h))
@@ -233,7 +233,7 @@ def build_flow(agg: Aggregate, *, upper: int | None = None) -> FlowModel:
     members_rep = np.repeat(np.arange(M, dtype=np.int64), u_m)
     j = _ranges_from_one(u_m)
     add(layout.member_node(members_rep), np.full(members_rep.size, layout.SINK), np.ones(members_rep.size), (2 * j - 1) * w_balance)
-    # F5: every further unit at (2 U_m + 1) w_B, a relaxation made exact by K3.
+    # F5: every further unit at (2 U_m + 1) w_B, a relaxation made exact by FC3.
     over = np.flatnonzero(agg.reach > u_m).astype(np.int64)
     f5 = add(layout.member_node(over), np.full(over.size, layout.SINK), agg.reach[over] - u_m[over], (2 * u_m[over] + 1) * w_balance)
 
@@ -339,7 +339,7 @@ def check_certificate(
     *,
     overflow: np.ndarray | None = None,
 ) -> CertificateCheck:
-    """K1-K4 of models/optimal-assignment.md §5, from the arrays alone.
+    """FC1-FC4 of models/optimal-assignment.md §5, from the arrays alone.
 
     Independent of how the flow and the potentials were found: it proves that no feasible flow
     is cheaper (sum of reduced cost times flow difference is non-negative).
@@ -351,34 +351,34 @@ def check_certificate(
     n = supply.size
     if not (tail.size == head.size == capacity.size == cost.size == flow.size):
         return CertificateCheck(False, ("arc arrays differ in length",))
-    # K1 capacity
+    # FC1 capacity
     bad = np.flatnonzero((flow < 0) | (flow > capacity))
     if bad.size:
-        failures.append(f"K1: {bad.size} arcs outside [0, capacity], first arc {int(bad[0])}")
-    # K2 conservation
+        failures.append(f"FC1: {bad.size} arcs outside [0, capacity], first arc {int(bad[0])}")
+    # FC2 conservation
     net = np.zeros(n, dtype=np.int64)
     np.add.at(net, tail, flow)
     np.subtract.at(net, head, flow)
     bad = np.flatnonzero(net != supply)
     if bad.size:
-        failures.append(f"K2: conservation fails at {bad.size} nodes, first node {int(bad[0])}")
-    # K3 the F5 relaxation is tight
+        failures.append(f"FC2: conservation fails at {bad.size} nodes, first node {int(bad[0])}")
+    # FC3 the F5 relaxation is tight
     if overflow is not None:
         bad = np.flatnonzero(np.asarray(overflow, dtype=bool) & (flow > 1))
         if bad.size:
-            failures.append(f"K3: {bad.size} overflow arcs carry more than one unit, first arc {int(bad[0])}")
-    # K4 complementary slackness under the potentials
+            failures.append(f"FC3: {bad.size} overflow arcs carry more than one unit, first arc {int(bad[0])}")
+    # FC4 complementary slackness under the potentials
     if potential is None:
-        failures.append("K4: no potentials (negative residual cycle)")
+        failures.append("FC4: no potentials (negative residual cycle)")
     else:
         pi = np.asarray(potential, dtype=np.int64)
         if pi.size != n:
-            failures.append("K4: potential vector has the wrong length")
+            failures.append("FC4: potential vector has the wrong length")
         else:
             reduced = cost + pi[tail] - pi[head]
             bad = np.flatnonzero(((flow < capacity) & (reduced < 0)) | ((flow > 0) & (reduced > 0)))
             if bad.size:
-                failures.append(f"K4: {bad.size} arcs violate complementary slackness, first arc {int(bad[0])}")
+                failures.append(f"FC4: {bad.size} arcs violate complementary slackness, first arc {int(bad[0])}")
     return CertificateCheck(not failures, tuple(failures))
 
 
@@ -398,7 +398,7 @@ def read_assignment(model: FlowModel, flow: np.ndarray) -> Assignment:
 
 
 def _solve_certified(agg: Aggregate, upper: int | None) -> tuple[FlowModel, FlowSolution, Expansion]:
-    """Solve and certify; if K3 fails (U was too small) retry with a larger U."""
+    """Solve and certify; if FC3 fails (U was too small) retry with a larger U."""
     while True:
         model = build_flow(agg, upper=upper)
         flow = solve_flow_model(model)
@@ -406,7 +406,7 @@ def _solve_certified(agg: Aggregate, upper: int | None) -> tuple[FlowModel, Flow
         check = check_certificate(
             model.tail, model.head, model.capacity, model.cost, flow, model.supply, potential, overflow=model.overflow_mask
         )
-        if not check.ok and any(f.startswith("K3") for f in check.failures) and model.upper < int(agg.reach.max(initial=0)):
+        if not check.ok and any(f.startswith("FC3") for f in check.failures) and model.upper < int(agg.reach.max(initial=0)):
             upper = max(1, model.upper * 2)
             continue
         cost = int((flow * model.cost).sum()) if flow.size else 0
@@ -484,6 +484,7 @@ def optimal_loads(scenario: Scenario, balance: str = "global") -> dict[str, int]
 
     Per-member loads are not unique among optima (T3 bounds how far they can move); the sorted
     vector is (T1). Raises SolverError when ``uniform`` is infeasible or the certificate fails.
+    Only the tests call it, so it is not in ``__all__``.
     """
     check_balance_mode(balance)
     agg = aggregate(scenario)

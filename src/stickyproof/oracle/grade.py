@@ -1,32 +1,8 @@
 """One grade per scenario x assignor: validity, balance per mode, stickiness against the proven optimum.
 
-The grader never imports the assignors or the leader (ARCHITECTURE.md): it receives ``run``, a
-callable ``Scenario -> Assignment``, from outside (the CLI and the sweep pass the leader path).
-
-Measures (models/invariants.md §3, §4):
-
-- ``violations``: ``check_assignment`` on the *truth* scenario (the members' stated owned partitions
-  and generations): an assignor that cannot see a v0 member's claims still breaks cooperative
-  safety in the real group. Plus the two run invariants, which need ``run``:
-  ``nondeterministic`` (the same input twice gives two answers) and ``unstable`` (fed its own
-  converged output as every member's owned partitions at the next generation, with no membership
-  change, the assignor moves something).
-- ``balanced``: per mode (``uniform`` only when all subscriptions are equal, else None), judged on
-  the converged assignment: a cooperative round withholding partitions is replayed (owned = the
-  round's result, next generation, at most 4 follow-ups, as Kafka's tests do, R40) before balance
-  is judged. Without ``run`` a round with pending revocations leaves balance undecided (None).
-- ``kept``: partitions of the (round-1) assignment held by their retainable claimant in the truth.
-- ``optimal_kept``: the certified flow optimum's kept over the ``view`` (what the assignor's leader
-  decoded); ``optimal_kept_truth``: the same over the truth. Their difference is what the wire
-  version hides. ``stickiness`` = kept / optimal_kept (1.0 when the optimum keeps nothing); above
-  1 means the assignment kept more than any balance-optimal one could with the assignor's
-  knowledge (by luck on claims it could not see, or by being less balanced).
-  ``stickiness_truth`` = kept / optimal_kept_truth: the same against everything the members knew
-  (under EAGER, range, roundrobin and cooperative-sticky see no claims at all, R35, so their view
-  ratio is 1.0 by definition and this one is the informative figure).
-- ``moved``: partitions with a current owner (unique highest-generation claimant, truth) that the
-  round does not leave with that owner (reassigned or withheld for revocation).
-- ``proven``: both optima were proven by the flow's checked certificate.
+What each field measures is models/invariants.md §3-§4. The grader never imports the assignors or
+the leader (ARCHITECTURE.md): it receives ``run``, a callable ``Scenario -> Assignment``, from
+``grading.grade_assignor``, or a given ``assignment``.
 """
 
 from __future__ import annotations
@@ -37,9 +13,10 @@ from typing import Any, Callable, Mapping
 
 from ..model import Assignment, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
-from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, default_balance, subscriptions_equal
+from .contracts import DEFAULT_CONTRACT, Contract, contract_named, contract_optimum
+from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, subscriptions_equal
 
-__all__ = ["Grade", "grade", "MAX_FOLLOW_UPS"]
+__all__ = ["Grade", "RunError", "grade", "MAX_FOLLOW_UPS", "BALANCE_COLUMNS", "next_generation"]
 
 MAX_FOLLOW_UPS = 4
 """Cooperative follow-up rounds replayed before balance is judged (Kafka's tests replay at most 4)."""
@@ -48,8 +25,40 @@ Run = Callable[[Scenario], Assignment]
 
 
 @dataclass(frozen=True)
+class RunError:
+    """Why the assignor gave no answer: ``kind`` (``error``; ``time-limit`` ...: the raised error's
+    ``kind``), the exception's type name and message, the Java exception Kafka would throw (when
+    the assignor reproduces one), and the type of the exception it was raised from (a user
+    callable's own exception behind ``AssignorFailure``)."""
+
+    kind: str
+    type: str
+    message: str
+    kafka_exception: str | None = None
+    cause: str | None = None
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "RunError":
+        cause = exc.__cause__
+        return cls(
+            kind=str(getattr(exc, "kind", "error")),
+            type=type(exc).__name__,
+            message=str(exc),
+            kafka_exception=getattr(exc, "kafka_exception", None),
+            cause=None if cause is None else type(cause).__name__,
+        )
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+BALANCE_COLUMNS = ("uniform", "global", "kafka", "per-topic", "pairwise")
+"""Every balance a grade reports on the settled assignment (quality columns; only the contract's is a promise)."""
+
+
+@dataclass(frozen=True)
 class Grade:
-    """The verdict on one assignor (or one given assignment) for one scenario."""
+    """The verdict on one assignor (or one given assignment) for one scenario (models/invariants.md §4)."""
 
     assignor: str
     valid: bool
@@ -57,16 +66,31 @@ class Grade:
     balanced: Mapping[str, bool | None]
     kept: int | None
     optimal_kept: int | None
-    optimal_kept_truth: int | None
+    optimal_kept_global: int | None
     proven: bool
     stickiness: float | None
     moved: int | None
     assign_seconds: float | None
     solve_seconds: float | None
     error: str | None = None
-    stickiness_truth: float | None = None
     follow_ups: int = 0
     deferred: tuple[str, ...] = field(default=())
+    run_error: RunError | None = None
+    contract: str = DEFAULT_CONTRACT
+    contract_check: str | None = None
+    notion: str | None = None
+    unnecessary: tuple[TopicPartition, ...] = ()
+    optimal_kept_view: int | None = None
+    stability_judged: bool = True
+    #: Known Kafka behaviour explaining a failure (``grading.hazards``; the oracle only carries them).
+    labels: tuple[Any, ...] = ()
+
+    @property
+    def contract_balanced(self) -> bool | None:
+        """The promised balance on the settled assignment (True when the contract promises none)."""
+        if self.contract_check is None:
+            return None if self.run_error is not None else True
+        return self.balanced.get(self.contract_check)
 
     def violated(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
@@ -77,21 +101,27 @@ class Grade:
     def to_dict(self) -> dict[str, Any]:
         return {
             "assignor": self.assignor,
+            "contract": self.contract,
             "valid": self.valid,
             "violations": [v.to_dict() for v in self.violations],
+            "contract_balanced": self.contract_balanced,
             "balanced": dict(self.balanced),
             "kept": self.kept,
             "optimal_kept": self.optimal_kept,
-            "optimal_kept_truth": self.optimal_kept_truth,
             "proven": self.proven,
             "stickiness": None if self.stickiness is None else round(self.stickiness, 6),
+            "unnecessary_moves": [[tp.topic, tp.partition] for tp in self.unnecessary],
             "moved": self.moved,
+            "notion": self.notion,
+            "optimal_kept_global": self.optimal_kept_global,
+            "optimal_kept_view": self.optimal_kept_view,
             "assign_seconds": None if self.assign_seconds is None else round(self.assign_seconds, 6),
             "solve_seconds": None if self.solve_seconds is None else round(self.solve_seconds, 6),
             "error": self.error,
-            "stickiness_truth": None if self.stickiness_truth is None else round(self.stickiness_truth, 6),
             "follow_ups": self.follow_ups,
             "deferred": list(self.deferred),
+            "stability_judged": self.stability_judged,
+            "hazards": [label.to_dict() for label in self.labels],
         }
 
 
@@ -103,42 +133,63 @@ def grade(
     view: Scenario | None = None,
     assignor: str = "",
     time_limit: float | None = None,
+    contract: str | None = None,
     balance: str | None = None,
+    stability: bool = True,
+    first: Assignment | None = None,
+    first_seconds: float | None = None,
+    leader_input: Scenario | None = None,
 ) -> Grade:
-    """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``.
+    """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
 
-    ``view``: the scenario as the assignor's leader decoded it (default: the scenario itself).
-    ``time_limit``: seconds allowed to each Z3 query of the invariant check.
-    ``balance``: the mode ``valid`` is judged by (None: uniform on equal subscriptions, else global);
-    ``balanced`` reports every mode regardless.
+    ``contract``: the assignor's promise (``contracts.CONTRACTS``; default Kafka's): which balance
+    breaking is a failure, and the notion stickiness is measured in. ``balance``: a balance mode
+    that overrides the contract's check (``uniform``, ``global``, ``kafka``, ``per-topic``,
+    ``pairwise``). ``view``: the scenario as the assignor's leader decoded it, for
+    ``optimal_kept_view``. ``time_limit``: seconds allowed to each Z3 query and to CP-SAT.
+    ``stability``: judge ``unstable`` (only meaningful when the assignor can see its previous
+    assignment: ``grading`` decides). ``first``: the answer ``run`` already gave for ``scenario``
+    (a history's rebalance), used as round 1 instead of calling ``run`` again; ``first_seconds``
+    its assign time. ``run`` still answers the determinism, follow-up and stability rounds.
+    ``leader_input``: the group as the leader was handed it when that differs from the truth (a
+    history's eager members revoked what they held before joining, R37, but held it all the same):
+    round 1 and its determinism re-run are asked on it, everything else is judged on ``scenario``.
     """
     if (run is None) == (assignment is None):
         raise TypeError("grade needs exactly one of run= or assignment=")
-    mode = balance or default_balance(scenario)
+    promise = contract_named(contract)
+    mode = balance if balance is not None else promise.check(scenario)
     assign_seconds = None
-    if run is not None:
+    if first is not None:
+        if run is None:
+            raise TypeError("first= is the answer of run=: give run= too")
+        assignment, assign_seconds = first, first_seconds
+    elif run is not None:
         start = time.perf_counter()
         try:
-            assignment = _call(run, scenario)
+            assignment = _call(run, leader_input if leader_input is not None else scenario)
         except Exception as exc:  # an assignor's throw is a graded outcome, never a crash of the grader
-            return _failed(assignor, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+            return _failed(assignor, promise, mode, RunError.of(exc), time.perf_counter() - start)
         assign_seconds = time.perf_counter() - start
     assert assignment is not None
 
     cooperative = scenario.protocol == "cooperative"
-    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, timeout=time_limit)
+    checked = ASSIGNMENT_INVARIANTS if mode is not None else [i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"]
+    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=time_limit)
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
     settled, follow_ups, settle_error, settled_state = _settle(scenario, assignment, run)
     # When nothing was withheld the settled assignment is the one just checked: its verdict for `mode` is known.
-    known = {mode: "imbalance" not in check.violated()} if settled is assignment and not check.deferred else {}
+    known = {mode: "imbalance" not in check.violated()} if mode and settled is assignment and not check.deferred else {}
     balanced, deferred = _balanced(scenario, settled, time_limit, known)
     if settle_error:
         violations.append(Violation("unstable", {"round": follow_ups + 1, "error": settle_error}))
-    elif settled.revoking and any(settled.revoking.values()):
+    elif run is not None and settled.revoking and any(settled.revoking.values()):
+        # Only an assignor that was replayed can fail to converge; a given round-1 assignment that
+        # withholds partitions is a legitimate cooperative round whose follow-up nobody can run.
         violations.append(Violation("unstable", {"rounds": follow_ups, "still_revoking": _tps(settled.revoking)}))
-    if "imbalance" in check.deferred and balanced.get(mode) is False:
+    if mode and "imbalance" in check.deferred and balanced.get(mode) is False:
         violations.append(Violation("imbalance", {"mode": mode, "after_follow_ups": follow_ups, "loads": settled.loads()}))
     if settled is not assignment:
         # The follow-up round is an assignment too: it may drop, duplicate or unsafely hand over what round 1 kept.
@@ -149,49 +200,60 @@ def grade(
         violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
 
     if run is not None and not settle_error:
-        violations.extend(_run_invariants(scenario, assignment, settled, run, settled_state))
+        asked = leader_input if leader_input is not None else scenario
+        violations.extend(_run_invariants(asked, assignment, settled, run, settled_state, stability=stability))
 
     solve_start = time.perf_counter()
     from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
 
-    truth_opt = solve_flow(scenario, balance="global")
-    view_opt = truth_opt if view is None or view == scenario else solve_flow(view, balance="global")
-    solve_seconds = time.perf_counter() - solve_start
-
+    valid = not violations
     kept = _kept(scenario, assignment)
-    optimal_kept = view_opt.kept
-    stickiness = _ratio(kept, optimal_kept)
+    # Stickiness in the contract's own notion, over what the members really owned, on valid rows only:
+    # a valid assignment is balanced as promised, so it never keeps more than that optimum (§4).
+    optimum = contract_optimum(scenario, promise, assignment=assignment, time_limit=time_limit) if valid else None
+    global_opt = solve_flow(scenario, balance="global")
+    view_kept = None
+    if view is not None and view != scenario:
+        view_kept = solve_flow(view, balance="global").kept
+    solve_seconds = time.perf_counter() - solve_start
+    optimal_kept = optimum.kept if optimum is not None else None
     return Grade(
         assignor=assignor,
-        valid=not violations,
+        valid=valid,
         violations=tuple(violations),
         balanced=balanced,
         kept=kept,
         optimal_kept=optimal_kept,
-        optimal_kept_truth=truth_opt.kept,
-        proven=bool(truth_opt.proven and view_opt.proven),
-        stickiness=stickiness,
+        optimal_kept_global=global_opt.kept,
+        proven=bool(optimum is not None and optimum.proven),
+        stickiness=_ratio(kept, optimum.bound if optimum is not None and not optimum.proven else optimal_kept),
         moved=_moved(scenario, assignment),
         assign_seconds=assign_seconds,
         solve_seconds=solve_seconds,
-        stickiness_truth=_ratio(kept, truth_opt.kept),
         follow_ups=follow_ups,
-        deferred=tuple(d for d in check.deferred if balanced.get(mode) is None),
+        deferred=tuple(d for d in check.deferred if mode and balanced.get(mode) is None),
+        contract=promise.name,
+        contract_check=mode,
+        notion=None if optimum is None else optimum.notion,
+        unnecessary=() if optimum is None else optimum.unnecessary,
+        optimal_kept_view=view_kept if view_kept is not None else global_opt.kept,
+        stability_judged=stability,
     )
 
 
 def _ratio(kept: int, optimum: int | None) -> float | None:
-    """kept / optimum; 1.0 when the optimum keeps nothing (nothing could be kept with that knowledge)."""
+    """kept / optimum; 1.0 when the optimum keeps nothing (nothing could be kept)."""
     if optimum is None:
         return None
     return 1.0 if optimum == 0 else kept / optimum
 
 
-def _failed(assignor: str, error: str, seconds: float) -> Grade:
+def _failed(assignor: str, promise: Contract, mode: str | None, error: RunError, seconds: float) -> Grade:
     return Grade(
-        assignor=assignor, valid=False, violations=(), balanced={"uniform": None, "global": None, "kafka": None},
-        kept=None, optimal_kept=None, optimal_kept_truth=None, proven=False, stickiness=None, moved=None,
-        assign_seconds=seconds, solve_seconds=None, error=error,
+        assignor=assignor, valid=False, violations=(), balanced={m: None for m in BALANCE_COLUMNS},
+        kept=None, optimal_kept=None, optimal_kept_global=None, proven=False, stickiness=None, moved=None,
+        assign_seconds=seconds, solve_seconds=None, error=str(error), run_error=error,
+        contract=promise.name, contract_check=mode,
     )
 
 
@@ -239,7 +301,7 @@ def _balanced(
 ) -> tuple[dict[str, bool | None], tuple[str, ...]]:
     pending = bool(settled.revoking and any(settled.revoking.values()))
     out: dict[str, bool | None] = {}
-    for mode in ("uniform", "global", "kafka"):
+    for mode in BALANCE_COLUMNS:
         if (mode == "uniform" and not subscriptions_equal(scenario)) or pending:
             out[mode] = None
             continue
@@ -253,10 +315,11 @@ def _balanced(
 
 
 def _run_invariants(
-    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario
+    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *, stability: bool = True
 ) -> list[Violation]:
     """``nondeterministic``: run the first round again; ``unstable``: feed the settled answer back
-    at the generation after the round that produced it (``settled_state``)."""
+    at the generation after the round that produced it (``settled_state``), unless ``stability`` is
+    off (an assignor that cannot see its previous assignment owes no stability)."""
     found: list[Violation] = []
     try:
         again = _call(run, scenario)
@@ -265,6 +328,8 @@ def _run_invariants(
     diff = _first_difference(first, again)
     if diff is not None:
         found.append(Violation("nondeterministic", diff))
+    if not stability:
+        return found
     try:
         following = _call(run, next_generation(settled_state, settled))
     except Exception as exc:
@@ -279,13 +344,15 @@ def _first_difference(a: Assignment, b: Assignment) -> dict[str, Any] | None:
     """The first partition (sorted) whose holder or withholding differs between two answers, or None."""
 
     def where(x: Assignment) -> dict[TopicPartition, tuple[str, ...]]:
-        out: dict[TopicPartition, list[str]] = {}
+        # Holders as a set (models/invariants.md §3): a client reads its partition list as a set, so
+        # listing a partition twice and once are the same answer.
+        out: dict[TopicPartition, set[str]] = {}
         for m, tps in x.assignment.items():
             for tp in tps:
-                out.setdefault(tp, []).append(m)
+                out.setdefault(tp, set()).add(m)
         for m, tps in (x.revoking or {}).items():
             for tp in tps:
-                out.setdefault(tp, []).append(f"revoking:{m}")
+                out.setdefault(tp, set()).add(f"revoking:{m}")
         return {tp: tuple(sorted(v)) for tp, v in out.items()}
 
     wa, wb = where(a), where(b)

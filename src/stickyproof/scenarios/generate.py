@@ -233,9 +233,10 @@ def _member(draw: Draw, group: _Group) -> Member:
     """One member with every field drawn together (id, topics, version, rack, instance id, assignors)."""
     number = draw.integer(0, group.id_space - 1)
     if group.ids == "plain":
-        member_id = f"c{number}"
+        member_id, suffix = f"c{number}", ""
     else:
-        member_id = f"consumer-g-{number}-{_uuid(draw.integer(0, 2**128 - 1))}"
+        uuid = _uuid(draw.integer(0, 2**128 - 1))
+        member_id, suffix = f"consumer-g-{number}-{uuid}", f"-{uuid}"
     topics = _subscription(draw, group)
     version = draw.knob("versions")
     rack = None
@@ -243,7 +244,9 @@ def _member(draw: Draw, group: _Group) -> Member:
         rack = draw.choice(group.rack_pool + (None,))
     instance_id = None
     if group.static == "all" or (group.static == "some" and draw.boolean()):
-        instance_id = f"instance-{number}"
+        # Unique as member ids are (kafka-style ids share numbers): two members of a group never share a
+        # group.instance.id (the broker fences the older one, KIP-345).
+        instance_id = f"instance-{number}{suffix}"
     assignors = group.assignor_list
     if group.assignors == "mixed" and draw.boolean():
         assignors = (group.upgrade_to,) + tuple(a for a in group.assignor_list if a != group.upgrade_to)

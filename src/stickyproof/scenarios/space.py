@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable
 
 from ..errors import StickyproofError
+from ..model import Scenario
 
 __all__ = [
     "Space",
@@ -32,6 +33,11 @@ __all__ = [
     "ASSIGNORS",
     "IDS",
     "KNOB_HELP",
+    "KNOB_MAX",
+    "MAX_SPACE_PARTITIONS",
+    "knobs_table",
+    "claims_invisible",
+    "space_admits",
 ]
 
 # Choice knobs: the plain case comes first in every tuple (Hypothesis shrinks toward it).
@@ -54,9 +60,28 @@ STATIC = ("none", "some", "all")
 ASSIGNORS = ("none", "same", "mixed")
 IDS = ("plain", "kafka")
 
-#: Upper limit on any range knob: a typo like ``members=1..10000000`` fails fast instead of
-#: exhausting memory in a Spark task.
+#: Upper limit on any range knob (``strategies.groups()`` checks its arguments against it).
 MAX_RANGE_VALUE = 1_000_000
+
+#: The largest value each range knob accepts in a ``Space`` (``--space``): sizes the seeded sampler
+#: draws a group of within seconds on one core (the corners are measured by benchmarks/limits.py: at
+#: most 5 s; the generator's prior-ownership and claim steps grow with members x partitions). A cap used to be 1,000,000 for every knob, and ``members=1000000`` never produced a
+#: sample; a typo now fails at once, naming the knob and its cap. The production scale (2,000
+#: members x 1,000,000 partitions) is graded from files, not sampled (docs/limits.md).
+KNOB_MAX: dict[str, int] = {
+    "members": 2_000,
+    "topics": 1_000,
+    "partitions": 10_000,
+    "zero_partition_topics": 1_000,
+    "generation": MAX_RANGE_VALUE,
+    "stale": 100,
+    "double_claims": 100,
+    "unknown_generation": 100,
+    "deleted_topic_claims": 100,
+    "past_count_claims": 100,
+}
+#: The most partitions a space's largest group may hold (topics x partitions, upper bounds).
+MAX_SPACE_PARTITIONS = 10_000
 
 KNOB_HELP: dict[str, str] = {
     "members": "number of members in the group",
@@ -68,9 +93,9 @@ KNOB_HELP: dict[str, str] = {
     "double_claims": "partitions claimed by two members of the same generation",
     "unknown_generation": "claimants whose generation is -1 (old clients, reset members)",
     "deleted_topic_claims": "claims on topics that no longer exist",
-    "past_count_claims": "claims on partition numbers at or past the topic's count (KAFKA_SEMANTICS §10 K1)",
+    "past_count_claims": "claims on partition numbers at or past the topic's count (hazard K1, docs/rules.md)",
     "subscriptions": "uniform (all equal), heterogeneous (random subsets), nested (prefixes), "
-    "disjoint (two halves), empty (some members subscribe to nothing, R13)",
+    "disjoint (two halves), empty (some members subscribe to nothing, R13, docs/rules.md)",
     "ownership": "what members own before this rebalance: none, balanced, skewed, or a balanced prior "
     "assignment after members left/joined or partitions/topics were added/deleted",
     "versions": "ConsumerProtocolSubscription versions members speak (each member draws one)",
@@ -124,6 +149,13 @@ class Space:
             _check_range(knob, getattr(self, knob))
         for knob, allowed in CHOICE_KNOBS.items():
             _check_choice(knob, getattr(self, knob), allowed)
+        largest = self.topics[1] * self.partitions[1]
+        if largest > MAX_SPACE_PARTITIONS:
+            raise InvalidSpace(
+                "partitions",
+                f"topics={self.topics[1]} x partitions={self.partitions[1]} allows {largest:,} partitions in one group, "
+                f"more than the sampler's {MAX_SPACE_PARTITIONS:,} (docs/limits.md: larger groups are graded from files)",
+            )
 
     @classmethod
     def from_overrides(cls, overrides: Iterable[str], base: "Space | None" = None) -> "Space":
@@ -209,8 +241,9 @@ def _check_range(knob: str, value: Any) -> None:
         raise InvalidSpace(knob, f"{knob}={lo}..{hi}: lower bound must be >= {floor}")
     if hi < lo:
         raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound {hi} < lower bound {lo}")
-    if hi > MAX_RANGE_VALUE:
-        raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound must be <= {MAX_RANGE_VALUE}")
+    cap = KNOB_MAX.get(knob, MAX_RANGE_VALUE)
+    if hi > cap:
+        raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound must be <= {cap:,} (docs/limits.md)")
 
 
 def _check_choice(knob: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -224,6 +257,8 @@ def _check_choice(knob: str, value: Any, allowed: tuple[Any, ...]) -> None:
 
 
 def _parse_int(knob: str, text: str, whole: str) -> int:
+    if len(text.strip()) > 30:
+        raise InvalidSpace(knob, f"{knob}={whole[:40]}...: not an integer of a sensible size")
     try:
         return int(text.strip())
     except ValueError:
@@ -258,3 +293,95 @@ def _parse_choice(knob: str, text: str) -> tuple[Any, ...]:
     value = tuple(values)
     _check_choice(knob, value, allowed)
     return value
+
+
+def knobs_table() -> list[dict[str, Any]]:
+    """Every knob: name, kind (range or choice), default, what it accepts, and what it means
+    (``stickyproof scenarios knobs``, and the ``--help`` of ``hunt`` and ``sweep``)."""
+    default = Space()
+    rows = []
+    for knob in ALL_KNOBS:
+        value = getattr(default, knob)
+        if knob in RANGE_KNOBS:
+            lo, hi = value
+            rows.append({"knob": knob, "kind": "range", "default": f"{lo}..{hi}",
+                         "accepts": f"N or LOW..HIGH, {RANGE_MINIMUM.get(knob, 0)}..{KNOB_MAX[knob]:,}",
+                         "help": KNOB_HELP[knob]})
+        else:
+            every = tuple(value) == tuple(CHOICE_KNOBS[knob])
+            rows.append({"knob": knob, "kind": "choice", "default": "all" if every else ",".join(map(str, value)),
+                         "accepts": "any of " + ",".join(map(str, CHOICE_KNOBS[knob])),
+                         "help": KNOB_HELP[knob]})
+    return rows
+
+
+def knobs_help() -> str:
+    """The knobs as a few plain lines for an argparse epilog."""
+    lines = ["space knobs (--space KNOB=VALUE; 'stickyproof scenarios knobs' for the table):"]
+    for row in knobs_table():
+        lines.append(f"  {row['knob']} ({row['accepts']}; default {row['default']}): {row['help']}")
+    lines.append(f"  a space's largest group holds at most {MAX_SPACE_PARTITIONS:,} partitions (topics x partitions)")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Admission: whether a group (a shrunk one, say) is still one the space can generate
+
+
+def _claims_past_count_allowed(space: Space) -> bool:
+    return space.past_count_claims[1] > 0 or "partitions-deleted" in space.ownership
+
+
+def _claims_on_missing_topics_allowed(space: Space) -> bool:
+    return space.deleted_topic_claims[1] > 0 or "topics-deleted" in space.ownership
+
+
+def claims_invisible(scenario: Scenario) -> bool:
+    """A cooperative group with a member speaking subscription v0, whose owned partitions never
+    reach the leader (the field exists from v1, R2; KIP-429 upgrades need v1+): those it owns now,
+    and those it is handed in round 1 and owns in the follow-up round.
+
+    No assignor can be cooperative-safe there (it cannot see what it must not hand over), and no
+    real group has such a member (a v0 client predates the cooperative protocol), so the hunt leaves
+    such groups out: the hazard belongs to the group, not to the assignor under test, and is pinned
+    by ``tests/regressions/cooperative-sticky-v0-claims-invisible*.json`` (label ``v0-invisible``).
+    """
+    return scenario.protocol == "cooperative" and any(m.version == 0 for m in scenario.members)
+
+
+def space_admits(space: Space, scenario: Scenario) -> bool:
+    """Whether ``scenario`` still has only features ``space`` can generate (checked on the knobs
+    shrinking can cross: protocol, versions, member and topic counts, partition counts, empty or
+    unequal subscriptions, claims past a partition count or on a missing topic, racks, static ids).
+
+    A shrunk failure must stay inside the space it was found in: a group shrunk out of a
+    hazard-free space into a hazard (an empty subscription, R13) would fail for another reason.
+    """
+    if scenario.protocol not in space.protocols or claims_invisible(scenario):
+        return False
+    if any(m.version not in space.versions for m in scenario.members):
+        return False
+    if not space.members[0] <= len(scenario.members):
+        return False
+    counts = {t.name: t.partitions for t in scenario.topics}
+    live = [t for t in scenario.topics if t.partitions > 0]
+    if len(live) < space.topics[0] or len(scenario.topics) - len(live) > space.zero_partition_topics[1]:
+        return False
+    if any(not space.partitions[0] <= t.partitions <= space.partitions[1] for t in live):
+        return False
+    if "empty" not in space.subscriptions and any(not m.topics for m in scenario.members):
+        return False
+    if set(space.subscriptions) <= {"uniform"} and len({frozenset(m.topics) for m in scenario.members}) > 1:
+        return False
+    for m in scenario.members:
+        for tp in m.owned:
+            n = counts.get(tp.topic)
+            if n is None and not _claims_on_missing_topics_allowed(space):
+                return False
+            if n is not None and tp.partition >= n and not _claims_past_count_allowed(space):
+                return False
+    if space.racks == ("none",) and (any(m.rack for m in scenario.members) or any(t.racks for t in scenario.topics)):
+        return False
+    if space.static == ("none",) and any(m.instance_id for m in scenario.members):
+        return False
+    return True

@@ -226,7 +226,10 @@ def run_grading(
     chunks = plan_chunks(seed, groups, assignors, present, size)
     rows_present = sum(len(present.get(i, set()) & set(assignors)) for i in range(groups))
     total_groups = sum(c.groups for c in chunks)
-    manifest = out.open_manifest({"space": list(params.space), "time_limit": params.time_limit})
+    manifest = out.open_manifest(
+        {"space": list(params.space), "assignor_seconds": params.limits.assignor_seconds,
+         "z3_query_seconds": params.limits.z3_query_seconds}
+    )
 
     state = {"committed": 0.0, "shown": 0.0}
     running: dict[str, Chunk] = {}

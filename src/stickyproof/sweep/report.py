@@ -66,7 +66,7 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
     fig, ax = plt.subplots(figsize=(7, 4))
     # Against the optimum over the *true* ownership: what full knowledge could have kept. (The
     # view's optimum can be 0 when the wire hid every claim, which would make every gap negative.)
-    gap = ok.assign(gap=ok["optimal_kept_truth"] - ok["kept"])
+    gap = ok.assign(gap=ok["optimal_kept_global"] - ok["kept"])
     for a in assignors:
         mine = gap[(gap["assignor"] == a) & gap["gap"].notna()]
         if len(mine):

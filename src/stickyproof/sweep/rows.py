@@ -26,7 +26,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..model import Scenario, dump_json, scenario_to_dict
+from ..grading import Limits
+from ..model import Scenario, dump_json, jsonable, scenario_to_dict
 
 __all__ = [
     "INVARIANTS",
@@ -95,7 +96,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("balanced_global", "bool"),
     ("kept", "int"),
     ("optimal_kept", "int"),
-    ("optimal_kept_truth", "int"),
+    ("optimal_kept_global", "int"),
     ("proven", "bool"),
     ("stickiness", "float"),
     ("moved", "int"),
@@ -114,10 +115,11 @@ _WITNESS_LIMIT = 2000
 
 @dataclass(frozen=True)
 class RowParams:
-    """What every row of one sweep shares: the sampler space (as ``KNOB=VALUE`` overrides) and the solver limit."""
+    """What every row of one sweep shares: the sampler space (as ``KNOB=VALUE`` overrides) and the
+    grading limits (``grading.Limits``; a row uses ``assignor_seconds`` and ``z3_query_seconds``)."""
 
     space: tuple[str, ...] = ()
-    time_limit: float | None = None
+    limits: Limits = Limits()
 
 
 RowFn = Callable[[int, int, Sequence[str], RowParams], list[dict[str, Any]]]
@@ -206,16 +208,13 @@ def _coerce(name: str, value: Any) -> Any:
 
 def features_of(scenario: Scenario) -> dict[str, Any]:
     """Feature columns: the sampler's ``scenario_features`` where it names them, the basic ones otherwise."""
+    from ..scenarios.features import scenario_features
+
     features = basic_features(scenario)
-    try:
-        from ..scenarios.features import scenario_features
-    except ImportError:
-        scenario_features = None
-    if scenario_features is not None:
-        given = dict(scenario_features(scenario))
-        for name, _ in FEATURE_COLUMNS:
-            if given.get(name) is not None:
-                features[name] = given[name]
+    given = dict(scenario_features(scenario))
+    for name, _ in FEATURE_COLUMNS:
+        if given.get(name) is not None:
+            features[name] = given[name]
     return {name: _coerce(name, features.get(name)) for name, _ in FEATURE_COLUMNS}
 
 
@@ -245,22 +244,11 @@ def _violations_text(violations: Iterable[Any]) -> str:
     items = []
     for v in violations:
         if isinstance(v, (tuple, list)) and len(v) == 2:
-            items.append({"invariant": str(v[0]), "witness": _jsonable(v[1])})
+            items.append({"invariant": str(v[0]), "witness": jsonable(v[1])})
         else:
-            items.append({"invariant": str(getattr(v, "invariant", v)), "witness": _jsonable(getattr(v, "witness", None))})
+            items.append({"invariant": str(getattr(v, "invariant", v)), "witness": jsonable(getattr(v, "witness", None))})
     text = json.dumps(items, sort_keys=True, default=str)
     return text if len(text) <= _WITNESS_LIMIT else text[: _WITNESS_LIMIT - 3] + "..."
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [_jsonable(v) for v in value]
-        return sorted(items, key=str) if isinstance(value, (set, frozenset)) else items
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 def invariant_column(invariant: Any) -> str:
@@ -291,7 +279,7 @@ def grade_to_row(seed: int, index: int, assignor: str, scenario: Scenario, grade
     balanced = getattr(grade, "balanced", None) or {}
     row["balanced_kafka"] = _coerce("balanced_kafka", balanced.get("kafka"))
     row["balanced_global"] = _coerce("balanced_global", balanced.get("global"))
-    for name in ("kept", "optimal_kept", "optimal_kept_truth", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds"):
+    for name in ("kept", "optimal_kept", "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds"):
         row[name] = _coerce(name, getattr(grade, name, None))
     row["valid"] = _coerce("valid", getattr(grade, "valid", None))
     if error:
@@ -303,33 +291,23 @@ def grade_to_row(seed: int, index: int, assignor: str, scenario: Scenario, grade
 
 
 def grade_row(scenario: Scenario, seed: int, index: int, assignor: str, params: RowParams = RowParams()) -> dict[str, Any]:
-    """Grade one assignor on one scenario through the leader path; never raises."""
+    """Grade one assignor on one scenario (``grading.grade_assignor``); never raises."""
+    from ..grading import grade_assignor, unsupported_reason
+
     try:
         from ..assignors.registry import get_assignor
 
-        protocols = get_assignor(assignor).protocols
+        info = get_assignor(assignor)
     except Exception as exc:  # noqa: BLE001 - an unloadable assignor is this row's error
         return error_row(seed, index, assignor, error_text("registry", exc), scenario)
-    if scenario.protocol not in protocols:
+    reason = unsupported_reason(scenario, info)
+    if reason is not None:
         # R36: a consumer refuses a rebalance protocol none of its assignors supports, so an
         # eager-only assignor never meets a cooperative group; such a row is not a failure.
         return skipped_row(seed, index, assignor, f"{scenario.protocol} protocol unsupported (R36)", scenario)
     try:
-        from ..leader import decoded_view, lead
-        from ..oracle.grade import grade
-    except ImportError as exc:
-        return error_row(seed, index, assignor, error_text("import", exc), scenario)
-
-    def run(s: Scenario) -> Any:
-        return lead(s, assignor).assignment
-
-    try:
-        view = decoded_view(scenario, assignor)
+        g = grade_assignor(scenario, info, limits=params.limits)
     except Exception as exc:  # noqa: BLE001 - any crash becomes the row's error
-        return error_row(seed, index, assignor, error_text("leader", exc), scenario)
-    try:
-        g = grade(scenario, run=run, view=view, assignor=assignor, time_limit=params.time_limit)
-    except Exception as exc:  # noqa: BLE001
         return error_row(seed, index, assignor, error_text("grade", exc), scenario)
     try:
         return grade_to_row(seed, index, assignor, scenario, g)

@@ -27,7 +27,7 @@ FRAME_COLUMNS = [
     "balanced_global",
     "kept",
     "optimal_kept",
-    "optimal_kept_truth",
+    "optimal_kept_global",
     "proven",
     "stickiness",
     "moved",

@@ -4,7 +4,7 @@ A signature is (assignor, what failed, scenario class): what failed is the viola
 (a row violating two invariants belongs to two signatures) or ``error:<stage>:<ExceptionType>``
 for a crash; the scenario class is the subscription kind and protocol. For each signature the
 smallest failing scenario (fewest partitions, then members) is shrunk by the hunt's deterministic
-delta debugging (``shrink``, which is ``stickyproof.hunt.shrink_search``: remove members, topics,
+delta debugging (``shrink``, which is ``stickyproof.scenarios.shrink.shrink_search``: remove members, topics,
 partitions, subscriptions and owned claims, coarse chunks first, then plainer values), keeping a
 removal whenever the same signature still fails. The result goes to ``DIR/triage/<signature>.json``
 with the command that replays it.
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..model import Scenario, dump_json, scenario_from_dict, scenario_to_dict
+from ..scenarios.shrink import shrink_search
 from .rows import INVARIANTS, RowParams, grade_row
 from .store import SweepDir, _write_atomic, failure_file_name, read_table
 
@@ -115,10 +116,8 @@ def shrink(
     max_evaluations: int = MAX_EVALUATIONS,
     deadline: float | None = None,
 ) -> tuple[Scenario, int, bool]:
-    """The hunt's deterministic delta debugging (``stickyproof.hunt.shrink_search``), one shrinker for
-    both; returns (smallest failing scenario, evaluations spent, whether the deadline stopped it)."""
-    from ..hunt import shrink_search
-
+    """The shared deterministic delta debugging (``scenarios.shrink.shrink_search``, the hunt's too);
+    returns (smallest failing scenario, evaluations spent, whether the deadline stopped it)."""
     result = shrink_search(scenario, still_fails, max_evaluations=max_evaluations, deadline=deadline)
     return result.scenario, result.evaluations, result.stopped_by == "deadline"
 

@@ -31,17 +31,26 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import DecodeError, EncodeError
-from ._spec import PRIMITIVES, FieldSpec, MessageSpec, load_spec
+from ._plans import (
+    INT16,
+    INT32,
+    RANGES,
+    STRUCTS,
+    STRING_MAX_BYTES,
+    array_min_size,
+    field_names,
+    pair_shape,
+    field_plan,
+    read_pair,
+    read_plain_string,
+    write_pair,
+)
+from ._spec import FieldSpec, MessageSpec, load_spec
 
 __all__ = ["Decoded", "encode", "decode", "STRING_MAX_BYTES", "INT32_MIN", "INT32_MAX"]
 
-STRING_MAX_BYTES = 0x7FFF
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _HEADER = struct.Struct(">h")
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-_STRUCTS = {name: struct.Struct(fmt) for name, (_, fmt) in PRIMITIVES.items()}
-_RANGES = {name: (-(1 << (8 * w - 1)), (1 << (8 * w - 1)) - 1) for name, (w, _) in PRIMITIVES.items()}
 
 
 @dataclass(frozen=True)
@@ -97,17 +106,6 @@ class _Reader:
         return out
 
 
-def _min_size(f_type: str, fields: tuple[FieldSpec, ...], version: int) -> int:
-    """Fewest bytes one value of this type can take at ``version`` (used to bound array counts)."""
-    if f_type in PRIMITIVES:
-        return PRIMITIVES[f_type][0]
-    if f_type == "string":
-        return 2
-    if f_type == "bytes" or f_type.startswith("[]"):
-        return 4
-    return sum(_min_size(f.type, f.fields, version) for f in fields if version in f.versions)
-
-
 def _check_nullable(r: _Reader, f: FieldSpec, version: int, length: int, path: str, start: int) -> None:
     if not f.nullable_in(version):
         raise DecodeError(
@@ -117,7 +115,7 @@ def _check_nullable(r: _Reader, f: FieldSpec, version: int, length: int, path: s
 
 def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
     start = r.pos
-    length = r.fixed(_INT16, path, "string length (int16)")
+    length = r.fixed(INT16, path, "string length (int16)")
     if length < 0:
         if not nullable:
             raise DecodeError(
@@ -134,14 +132,14 @@ def _read_string(r: _Reader, path: str, nullable: bool) -> str | None:
         ) from None
 
 
-def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
+def _read_value(r: _Reader, f: FieldSpec, version: int, path: str, nullable: bool | None = None) -> Any:
     ftype = f.type
-    if ftype in _STRUCTS:
-        return r.fixed(_STRUCTS[ftype], path, ftype)
+    if ftype in STRUCTS:
+        return r.fixed(STRUCTS[ftype], path, ftype)
     if ftype == "string":
-        return _read_string(r, path, f.nullable_in(version))
+        return _read_string(r, path, f.nullable_in(version) if nullable is None else nullable)
     start = r.pos
-    length = r.fixed(_INT32, path, f"{'array count' if f.is_array else 'bytes length'} (int32)")
+    length = r.fixed(INT32, path, "bytes length (int32)" if ftype == "bytes" else "array count (int32)")
     if length < 0:
         _check_nullable(r, f, version, length, path, start)
         return None
@@ -150,8 +148,8 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         return r.take(length)
     # An array: bound the count by what the remaining bytes can possibly hold before building anything.
     element = f.element_type
-    min_size = _min_size(element, f.fields, version)
-    if element in _STRUCTS and length * min_size > r.remaining:
+    min_size = array_min_size(f, version)
+    if element in STRUCTS and length * min_size > r.remaining:
         # Fixed-width elements: the first one that does not fit is known exactly.
         missing = r.remaining // min_size
         raise DecodeError(
@@ -168,15 +166,19 @@ def _read_value(r: _Reader, f: FieldSpec, version: int, path: str) -> Any:
         )
     out: list[Any] = []
     if f.is_struct_array:
+        shape = pair_shape(f.fields, version)
         for i in range(length):
-            out.append(_read_fields(r, f.fields, version, f"{path}[{i}]."))
+            value = read_pair(r, shape) if shape is not None else None
+            out.append(value if value is not None else _read_fields(r, f.fields, version, f"{path}[{i}]."))
     elif element == "string":
         for i in range(length):
-            out.append(_read_string(r, f"{path}[{i}]", False))
+            value = read_plain_string(r)
+            out.append(value if value is not None else _read_string(r, f"{path}[{i}]", False))
     else:
-        s = _STRUCTS[element]
-        for i in range(length):
-            out.append(r.fixed(s, f"{path}[{i}]", element))
+        # Fixed-width elements, all known to fit (checked above): one unpack instead of one per element.
+        s = STRUCTS[element]
+        out = list(struct.unpack_from(f">{length}{s.format[-1]}", r.data, r.pos))
+        r.pos += length * s.size
     return out
 
 
@@ -187,9 +189,9 @@ def _default_value(f: FieldSpec) -> Any:
 
 def _read_fields(r: _Reader, fields: tuple[FieldSpec, ...], version: int, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for f in fields:
-        if version in f.versions:
-            out[f.name] = _read_value(r, f, version, prefix + f.name)
+    for f, present, nullable in field_plan(fields, version):
+        if present:
+            out[f.name] = _read_value(r, f, version, prefix + f.name, nullable)
         else:
             out[f.name] = _default_value(f)
     return out
@@ -251,17 +253,17 @@ def _fail(spec: MessageSpec, path: str, message: str) -> EncodeError:
 def _write_int(out: bytearray, spec: MessageSpec, ftype: str, value: Any, path: str) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _fail(spec, path, f"expected an {ftype}, got {type(value).__name__} {value!r}")
-    lo, hi = _RANGES[ftype]
+    lo, hi = RANGES[ftype]
     if not lo <= value <= hi:
         raise _fail(spec, path, f"{value} is outside the {ftype} range [{lo}, {hi}]")
-    out += _STRUCTS[ftype].pack(value)
+    out += STRUCTS[ftype].pack(value)
 
 
 def _write_string(out: bytearray, spec: MessageSpec, value: Any, nullable: bool, path: str) -> None:
     if value is None:
         if not nullable:
             raise _fail(spec, path, "null is not allowed for a non-nullable string")
-        out += _INT16.pack(-1)
+        out += INT16.pack(-1)
         return
     if not isinstance(value, str):
         raise _fail(spec, path, f"expected a string, got {type(value).__name__} {value!r:.60}")
@@ -271,14 +273,17 @@ def _write_string(out: bytearray, spec: MessageSpec, value: Any, nullable: bool,
         raise _fail(spec, path, f"string is not encodable as UTF-8 ({exc.reason} at character {exc.start})") from None
     if len(raw) > STRING_MAX_BYTES:
         raise _fail(spec, path, f"string of {len(raw)} UTF-8 bytes exceeds the {STRING_MAX_BYTES}-byte limit")
-    out += _INT16.pack(len(raw))
+    out += INT16.pack(len(raw))
     out += raw
 
 
-def _write_value(out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, version: int, path: str) -> None:
+def _write_value(
+    out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, version: int, path: str, nullable: bool | None = None
+) -> None:
     ftype = f.type
-    nullable = f.nullable_in(version)
-    if ftype in _STRUCTS:
+    if nullable is None:
+        nullable = f.nullable_in(version)
+    if ftype in STRUCTS:
         _write_int(out, spec, ftype, value, path)
         return
     if ftype == "string":
@@ -287,7 +292,7 @@ def _write_value(out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, ve
     if value is None:
         if not nullable:
             raise _fail(spec, path, "null is not allowed for a non-nullable field")
-        out += _INT32.pack(-1)
+        out += INT32.pack(-1)
         return
     if ftype == "bytes":
         if not isinstance(value, (bytes, bytearray, memoryview)):
@@ -295,16 +300,39 @@ def _write_value(out: bytearray, spec: MessageSpec, f: FieldSpec, value: Any, ve
         raw = bytes(value)
         if len(raw) > INT32_MAX:
             raise _fail(spec, path, f"{len(raw)} bytes exceed the int32 length limit")
-        out += _INT32.pack(len(raw))
+        out += INT32.pack(len(raw))
         out += raw
         return
-    if isinstance(value, (str, bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
+    if type(value) is list:
+        items = value
+    elif isinstance(value, (str, bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
         raise _fail(spec, path, f"expected an array, got {type(value).__name__}")
-    items = list(value)
+    else:
+        items = list(value)
     if len(items) > INT32_MAX:
         raise _fail(spec, path, f"{len(items)} elements exceed the int32 count limit")
-    out += _INT32.pack(len(items))
+    out += INT32.pack(len(items))
     element = f.element_type
+    if element in STRUCTS and items and set(map(type, items)) == {int}:
+        # Plain ints (no bools) all in range: one pack for the whole array, bytes as per element.
+        lo, hi = RANGES[element]
+        if lo <= min(items) and max(items) <= hi:
+            out += struct.pack(f">{len(items)}{STRUCTS[element].format[-1]}", *items)
+            return
+    if element == "string" and set(map(type, items)) == {str}:
+        try:
+            raws = [item.encode("utf-8") for item in items]
+        except UnicodeEncodeError:
+            raws = None
+        if raws is not None and max(map(len, raws)) <= STRING_MAX_BYTES:
+            out += b"".join(INT16.pack(len(raw)) + raw for raw in raws)
+            return
+    if f.is_struct_array:
+        shape = pair_shape(f.fields, version)
+        for i, item in enumerate(items):
+            if shape is None or not write_pair(out, shape, item):
+                _write_fields(out, spec, f.fields, item, version, f"{path}[{i}].")
+        return
     for i, item in enumerate(items):
         ipath = f"{path}[{i}]"
         if f.is_struct_array:
@@ -321,15 +349,15 @@ _MISSING = object()
 def _write_fields(
     out: bytearray, spec: MessageSpec, fields: tuple[FieldSpec, ...], value: Any, version: int, prefix: str
 ) -> None:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _fail(spec, prefix.rstrip(".") or "<root>", f"expected an object of fields, got {type(value).__name__}")
-    known = {f.name for f in fields}
+    known = field_names(fields, version)
     for key in value:
         if key not in known:
             raise _fail(spec, prefix + str(key), f"unknown field (known: {', '.join(sorted(known))})")
-    for f in fields:
+    for f, present, nullable in field_plan(fields, version):
         v = value.get(f.name, _MISSING)
-        if version not in f.versions:
+        if not present:
             # Kafka's generated writers drop an ignorable field, or one at its default, silently;
             # a non-default value of a non-ignorable field cannot be represented.
             if v is _MISSING or f.ignorable or _is_default(v, f):
@@ -337,7 +365,7 @@ def _write_fields(
             raise _fail(spec, prefix + f.name, f"cannot be written at version {version} (field exists in {_range_text(f)})")
         if v is _MISSING:
             v = f.default
-        _write_value(out, spec, f, v, version, prefix + f.name)
+        _write_value(out, spec, f, v, version, prefix + f.name, nullable)
 
 
 def _is_default(value: Any, f: FieldSpec) -> bool:

@@ -9,6 +9,9 @@ and how the readers flatten the per-topic entries back into partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from itertools import groupby, repeat
+from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from ..errors import DecodeError, EncodeError
@@ -39,6 +42,10 @@ SUBSCRIPTION = "ConsumerProtocolSubscription"
 ASSIGNMENT = "ConsumerProtocolAssignment"
 STICKY_USER_DATA = "StickyAssignorUserData"
 COOPERATIVE_USER_DATA = "CooperativeStickyAssignorUserData"
+
+_TOPIC = itemgetter(0)
+_PARTITION = itemgetter(1)
+_NEW_TP = partial(tuple.__new__, TopicPartition)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,15 @@ def _topic_partitions(tps: Any, what: str) -> list[TopicPartition]:
     """Check ``tps`` is a sequence of (str, int) pairs, so the sort keys below cannot raise TypeError."""
     if isinstance(tps, (str, bytes)) or not hasattr(tps, "__iter__"):
         raise EncodeError(f"{what}: expected a sequence of (topic, partition), got {type(tps).__name__}")
+    tps = list(tps)
+    # The common case checked without a Python loop: TopicPartitions of a str and a plain int.
+    if (
+        not tps
+        or set(map(type, tps)) == {TopicPartition}
+        and set(map(type, map(_TOPIC, tps))) == {str}
+        and set(map(type, map(_PARTITION, tps))) == {int}
+    ):
+        return tps
     out = []
     for i, tp in enumerate(tps):
         if not isinstance(tp, tuple) or len(tp) != 2:
@@ -100,23 +116,38 @@ def _topic_partitions(tps: Any, what: str) -> list[TopicPartition]:
 
 def _group_consecutive(tps: Iterable[TopicPartition]) -> list[dict[str, Any]]:
     """One entry per run of equal topics, as ``ConsumerProtocol.serializeSubscription`` builds OwnedPartitions."""
-    entries: list[dict[str, Any]] = []
-    for tp in tps:
-        if not entries or entries[-1]["Topic"] != tp.topic:
-            entries.append({"Topic": tp.topic, "Partitions": []})
-        entries[-1]["Partitions"].append(tp.partition)
-    return entries
+    return [{"Topic": topic, "Partitions": list(map(_PARTITION, run))} for topic, run in groupby(tps, _TOPIC)]
 
 
 def _group_first_appearance(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     grouped: dict[str, list[int]] = {}
-    for tp in tps:
-        grouped.setdefault(tp.topic, []).append(tp.partition)
+    for topic, run in groupby(tps, _TOPIC):
+        partitions = grouped.get(topic)
+        if partitions is None:
+            grouped[topic] = list(map(_PARTITION, run))
+        else:
+            partitions.extend(map(_PARTITION, run))
     return grouped
 
 
 def _flatten(entries: Sequence[dict[str, Any]]) -> tuple[TopicPartition, ...]:
-    return tuple(TopicPartition(e["Topic"], p) for e in entries for p in e["Partitions"])
+    out: list[TopicPartition] = []
+    for e in entries:
+        # tuple.__new__ is what TopicPartition(topic, p) calls; mapped, it builds a million without a Python frame each.
+        out.extend(map(_NEW_TP, zip(repeat(e["Topic"]), e["Partitions"])))
+    return tuple(out)
+
+
+def _sorted_for_subscription(tps: list[TopicPartition]) -> list[TopicPartition]:
+    """Sorted by (topic in Java ``String.compareTo`` order, partition).
+
+    When Python's order of the topic names is Java's (always, unless a name mixes characters
+    above U+FFFF with ones in U+E000-U+FFFF), plain tuple order is the same order, without a key call per partition.
+    """
+    topics = sorted(set(map(_TOPIC, tps)))
+    if topics == sorted(topics, key=java_string_key):
+        return sorted(tps)
+    return sorted(tps, key=lambda tp: (java_string_key(tp.topic), tp.partition))
 
 
 def _clamp_version(name: str, version: Any) -> int:
@@ -150,7 +181,7 @@ def encode_subscription(sub: WireSubscription, version: int | None = None) -> by
         if not isinstance(t, str):
             raise EncodeError(f"{SUBSCRIPTION}.Topics[{i}]: expected a string, got {type(t).__name__} {t!r:.60}")
     topics.sort(key=java_string_key)
-    owned = sorted(_topic_partitions(sub.owned, f"{SUBSCRIPTION}.owned"), key=lambda tp: (java_string_key(tp.topic), tp.partition))
+    owned = _sorted_for_subscription(_topic_partitions(sub.owned, f"{SUBSCRIPTION}.owned"))
     value = {
         "Topics": topics,
         "UserData": sub.user_data,

@@ -9,7 +9,8 @@ it recomputes D3/D4 with plain dicts and never aggregates.
 the same *state* (load vector, and which topics each member holds, the only facts C3/C5/O1
 depend on) are merged keeping the best (kept, rack_local) so far, which is exact because the
 rest of the objective is additive. ``enumerate_assignments`` is the plain product, used by the
-tests to check the DP on tiny groups. Test-only: exponential in the group size.
+tests to check the DP on tiny groups. Test-only (it lives in tests/, not in the package):
+exponential in the group size.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..model import Scenario, TopicPartition
-from .result import Objective, check_balance_mode
+from stickyproof.model import Scenario, TopicPartition
+from stickyproof.oracle.result import Objective, check_balance_mode
 
-__all__ = ["BruteResult", "brute_optimum", "enumerate_assignments", "simple_retainable", "evaluate_choice"]
+__all__ = ["BruteResult", "admissible", "brute_optimum", "enumerate_assignments", "evaluate_choice", "problem", "simple_retainable"]
 
 
 def simple_retainable(scenario: Scenario) -> dict[TopicPartition, str]:
@@ -46,7 +47,7 @@ def simple_retainable(scenario: Scenario) -> dict[TopicPartition, str]:
     return out
 
 
-def _problem(scenario: Scenario):
+def problem(scenario: Scenario):
     subscribed = {t for m in scenario.members for t in m.topics}
     parts = [
         TopicPartition(t.name, p)
@@ -61,7 +62,7 @@ def _problem(scenario: Scenario):
 
 def enumerate_assignments(scenario: Scenario) -> Iterator[dict[TopicPartition, str]]:
     """Every assignment satisfying C1 and C2, as partition -> member id (plain product)."""
-    parts, members, choices = _problem(scenario)
+    parts, members, choices = problem(scenario)
     for combo in itertools.product(*choices):
         yield {tp: members[i] for tp, i in zip(parts, combo)}
 
@@ -86,7 +87,7 @@ def evaluate_choice(scenario: Scenario, owner: dict[TopicPartition, str], *, rac
     return Objective(sum(v * v for v in values), max(values, default=0), kept, rack_local)
 
 
-def _admissible(balance: str, loads: tuple[int, ...], held: tuple[frozenset[str], ...], P: int) -> bool:
+def admissible(balance: str, loads: tuple[int, ...], held: tuple[frozenset[str], ...], P: int) -> bool:
     N = len(loads)
     if balance == "uniform":
         lo, hi = (P // N, -(-P // N)) if N else (0, 0)
@@ -111,7 +112,7 @@ class BruteResult:
 def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool = False) -> BruteResult:
     """The lexicographic optimum over all assignments (exact; exponential; for tests)."""
     check_balance_mode(balance)
-    parts, members, choices = _problem(scenario)
+    parts, members, choices = problem(scenario)
     keep = simple_retainable(scenario)
     rack_of = [scenario.member(m).rack for m in members]
     meta = {t.name: t for t in scenario.topics}
@@ -134,7 +135,7 @@ def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool = 
         states = nxt
     best: tuple | None = None
     for (loads, held), (kept, local) in states.items():
-        if not _admissible(balance, loads, held, len(parts)):
+        if not admissible(balance, loads, held, len(parts)):
             continue
         obj = Objective(sum(x * x for x in loads), max(loads, default=0), kept, local if racks else None)
         if best is None or obj.key() < best[0]:

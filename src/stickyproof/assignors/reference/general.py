@@ -11,178 +11,45 @@ Kafka's data structures (lists with ``remove(Object)``, a tree of members ordere
   ``NullPointerException``, raised here as ``AssignorFailure``;
 * the balance-score revert restores the pre-balance lists but leaves the movement records.
 
-``general.py`` must equal this on every input (a Hypothesis test checks it), and falls back to it
-for inputs whose kept claims are not a set of real partitions. Nothing here is tuned for speed.
+``general.py``'s fast engine must equal this on every input (a Hypothesis test checks it), and
+hands over to it when it declines (``engines.fast_or_reference``): kept claims that are not a set
+of real partitions, and states it proves unreachable from well-formed input. Nothing here is tuned
+for speed.
+
+``build`` reads as Kafka's ``GeneralAssignmentBuilder.build()``; each step is a method named after
+Kafka's: ``prepopulate_current_assignments`` (R27), ``assign_owned_partitions`` (R28),
+``get_unassigned_partitions``, ``balance`` (R29-R32: ``maybe_assign``, the fixed set-asides of R31,
+``perform_reassignments``, the ``getget_balance_score`` revert).
 """
 
 from __future__ import annotations
 
-import bisect
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import Iterable, Mapping
 
-from ..errors import AssignorFailure
-from ..javaorder import hashmap_capacity, java_string_key, spread, topic_partition_hash
-from ..model import DEFAULT_GENERATION, TopicPartition
-from .sticky_types import PriorOwners, StickyInput, StickyResult
+from ...errors import AssignorFailure
+from ...javaorder import java_string_key
+from ...model import DEFAULT_GENERATION, TopicPartition
+from ..sticky_types import REFERENCE, GeneralRun, PriorOwners, StickyInput, StickyResult
+from .java_collections import NO_SUCH_ELEMENT, NPE, JavaNull, PartitionMovements, TreeSet, deref
 
-__all__ = ["general_assign_reference", "reference_run", "ReferenceRun", "NPE"]
-
-NPE = "java.lang.NullPointerException"
-NO_SUCH_ELEMENT = "java.util.NoSuchElementException"
-
-
-class _JavaNull(Exception):
-    """A Java null dereference inside the transcription; turned into ``AssignorFailure`` at the boundary."""
-
-
-def _deref(value, what: str):
-    if value is None:
-        raise _JavaNull(what)
-    return value
-
-
-class _JavaHashSet:
-    """``HashSet<TopicPartition>`` as far as iteration order goes (N1).
-
-    Iteration visits buckets in index order and, within a bucket, elements in insertion order
-    (a removed and re-added element goes to the tail). The table only grows: its capacity is that
-    of the largest size this set ever had.
-    """
-
-    def __init__(self) -> None:
-        self._seq: dict[TopicPartition, int] = {}
-        self._next = 0
-        self._capacity = hashmap_capacity(0)
-
-    def add(self, tp: TopicPartition) -> None:
-        if tp in self._seq:
-            return
-        self._seq[tp] = self._next
-        self._next += 1
-        self._capacity = max(self._capacity, hashmap_capacity(len(self._seq)))
-
-    def remove(self, tp: TopicPartition) -> None:
-        self._seq.pop(tp, None)
-
-    def __len__(self) -> int:
-        return len(self._seq)
-
-    def first(self) -> TopicPartition:
-        mask = self._capacity - 1
-        return min(self._seq, key=lambda tp: (spread(topic_partition_hash(*tp)) & mask, self._seq[tp]))
-
-
-class _PartitionMovements:
-    """``AbstractStickyAssignor.PartitionMovements``: net moves of this run, per topic and member pair."""
-
-    def __init__(self) -> None:
-        self.by_topic: dict[str, dict[tuple[str, str], _JavaHashSet]] = {}
-        self.movements: dict[TopicPartition, tuple[str, str]] = {}
-
-    def _remove_record(self, tp: TopicPartition) -> tuple[str, str]:
-        pair = self.movements.pop(tp)
-        for_topic = self.by_topic[tp.topic]
-        for_topic[pair].remove(tp)
-        if not len(for_topic[pair]):
-            del for_topic[pair]
-        if not for_topic:
-            del self.by_topic[tp.topic]
-        return pair
-
-    def _add_record(self, tp: TopicPartition, pair: tuple[str, str]) -> None:
-        self.movements[tp] = pair
-        self.by_topic.setdefault(tp.topic, {}).setdefault(pair, _JavaHashSet()).add(tp)
-
-    def move_partition(self, tp: TopicPartition, old: str, new: str) -> None:
-        if tp in self.movements:
-            src, _dst = self._remove_record(tp)
-            if src != new:
-                self._add_record(tp, (src, new))
-        else:
-            self._add_record(tp, (old, new))
-
-    def actual_partition_to_be_moved(self, tp: TopicPartition, old: str, new: str) -> TopicPartition:
-        """``getTheActualPartitionToBeMoved``: prefer undoing an earlier move the other way (no ping-pong)."""
-        if tp.topic not in self.by_topic:
-            return tp
-        if tp in self.movements:
-            old = self.movements[tp][0]
-        reverse = (new, old)
-        for_topic = self.by_topic[tp.topic]
-        if reverse not in for_topic:
-            return tp
-        return for_topic[reverse].first()
-
-    def pairs_by_topic(self) -> dict[str, frozenset[tuple[str, str]]]:
-        return {t: frozenset(pairs) for t, pairs in self.by_topic.items()}
-
-
-class _TreeSet:
-    """``TreeSet<String>`` with ``SubscriptionComparator``: members by (current list size, id).
-
-    The comparator reads sizes from the live assignment map, exactly like Kafka's; a member missing
-    from that map makes any comparison a null dereference.
-    """
-
-    def __init__(self, size_of: Callable[[str], int]) -> None:
-        self._size_of = size_of
-        self._keys: list[tuple[int, bytes, str]] = []
-
-    def _key(self, member: str) -> tuple[int, bytes, str]:
-        return (self._size_of(member), java_string_key(member), member)
-
-    def add(self, member: str) -> None:
-        key = self._key(member)
-        i = bisect.bisect_left(self._keys, key)
-        if i == len(self._keys) or self._keys[i] != key:
-            self._keys.insert(i, key)
-
-    def remove(self, member: str) -> None:
-        if not self._keys:
-            return
-        key = self._key(member)
-        i = bisect.bisect_left(self._keys, key)
-        if i < len(self._keys) and self._keys[i] == key:
-            del self._keys[i]
-
-    def first(self) -> str:
-        if not self._keys:
-            raise AssignorFailure("sortedCurrentSubscriptions is empty", kafka_exception=NO_SUCH_ELEMENT)
-        return self._keys[0][2]
-
-    def last(self) -> str:
-        if not self._keys:
-            raise AssignorFailure("sortedCurrentSubscriptions is empty", kafka_exception=NO_SUCH_ELEMENT)
-        return self._keys[-1][2]
-
-    def __iter__(self):
-        return iter([k[2] for k in self._keys])
-
-
-@dataclass(frozen=True)
-class ReferenceRun:
-    """What the transcription did besides its answer (for tests: isSticky, the revert)."""
-
-    result: StickyResult
-    movements: Mapping[str, frozenset[tuple[str, str]]]
-    revocation_required: bool
-    initializing: bool
-    reverted: bool
+__all__ = ["general_assign_reference", "reference_run", "GeneralAssignmentBuilder", "NPE", "NO_SUCH_ELEMENT"]
 
 
 def general_assign_reference(inp: StickyInput, prior: PriorOwners) -> StickyResult:
     return reference_run(inp, prior).result
 
 
-def reference_run(inp: StickyInput, prior: PriorOwners) -> ReferenceRun:
+def reference_run(inp: StickyInput, prior: PriorOwners, *, declined: str | None = None) -> GeneralRun:
+    """``GeneralAssignmentBuilder.build()``, transcribed; ``declined``: why the fast engine handed over (engines.py)."""
     try:
-        return _GeneralAssignmentBuilder(inp, prior).build()
-    except _JavaNull as exc:
+        return GeneralAssignmentBuilder(inp, prior).build(declined)
+    except JavaNull as exc:
         raise AssignorFailure(f"general path dereferenced null: {exc}", kafka_exception=NPE) from None
 
 
-class _GeneralAssignmentBuilder:
+class GeneralAssignmentBuilder:
+    """Kafka's builder state for one call: mutable, as Kafka's is, and dropped when ``build`` returns."""
+
     def __init__(self, inp: StickyInput, prior: PriorOwners) -> None:
         self.inp = inp
         self.prior = prior
@@ -208,9 +75,9 @@ class _GeneralAssignmentBuilder:
         self.sorted_all_partitions = [
             TopicPartition(t, p) for t in sorted_all_topics for p in range(self.partitions_per_topic[t])
         ]
-        self.sorted_current_subscriptions = _TreeSet(self._size_of)
+        self.sorted_current_subscriptions = TreeSet(self._size_of)
         self.revocation_required = False
-        self.partition_movements = _PartitionMovements()
+        self.partition_movements = PartitionMovements()
         # RackInfo: empty maps when rack-aware assignment is off (R48)
         self.consumer_racks: dict[str, str] = {}
         self.partition_racks: dict[TopicPartition, frozenset[str]] = {}
@@ -232,7 +99,7 @@ class _GeneralAssignmentBuilder:
         return (len(self.topic2_all_potential_consumers[tp.topic]), java_string_key(tp.topic), tp.partition)
 
     def _size_of(self, member: str) -> int:
-        return len(_deref(self.current_assignment.get(member), f"currentAssignment.get({member!r})"))
+        return len(deref(self.current_assignment.get(member), f"currentAssignment.get({member!r})"))
 
     def _racks_mismatch(self, consumer: str, tp: TopicPartition) -> bool:
         rack = self.consumer_racks.get(consumer)
@@ -241,18 +108,20 @@ class _GeneralAssignmentBuilder:
 
     # -- build -----------------------------------------------------------------------------
 
-    def build(self) -> ReferenceRun:
-        prev_assignment = self._prepopulate_current_assignments()
-        assigned_partitions = self._assign_owned_partitions()
-        unassigned_partitions = self._get_unassigned_partitions(assigned_partitions)
+    def build(self, declined: str | None = None) -> GeneralRun:
+        prev_assignment = self.prepopulate_current_assignments()
+        assigned_partitions = self.assign_owned_partitions()
+        unassigned_partitions = self.get_unassigned_partitions(assigned_partitions)
         for m in self.current_assignment:
             self.sorted_current_subscriptions.add(m)
-        initializing, reverted = self._balance(prev_assignment, unassigned_partitions)
+        initializing, reverted = self.balance(prev_assignment, unassigned_partitions)
         result = StickyResult(
             assignment={m: tuple(self.current_assignment[m]) for m in self.inp.members},
             partitions_transferring_ownership=None,
+            engine=REFERENCE,
+            declined=declined,
         )
-        return ReferenceRun(
+        return GeneralRun(
             result=result,
             movements=self.partition_movements.pairs_by_topic(),
             revocation_required=self.revocation_required,
@@ -260,7 +129,7 @@ class _GeneralAssignmentBuilder:
             reverted=reverted,
         )
 
-    def _prepopulate_current_assignments(self) -> dict[TopicPartition, tuple[str, int]]:
+    def prepopulate_current_assignments(self) -> dict[TopicPartition, tuple[str, int]]:
         """R27 ``prepopulateCurrentAssignments``: raw claims of members below ``maxGeneration``."""
         max_generation = self.prior.max_generation
         prev: dict[TopicPartition, tuple[str, int]] = {}
@@ -281,7 +150,7 @@ class _GeneralAssignmentBuilder:
                 update(md.partitions, m, DEFAULT_GENERATION)
         return prev
 
-    def _assign_owned_partitions(self) -> list[TopicPartition]:
+    def assign_owned_partitions(self) -> list[TopicPartition]:
         """R28 ``assignOwnedPartitions``."""
         assigned: list[TopicPartition] = []
         for consumer, partitions in self.current_assignment.items():
@@ -298,7 +167,7 @@ class _GeneralAssignmentBuilder:
             partitions[:] = kept
         return assigned
 
-    def _get_unassigned_partitions(self, sorted_assigned: list[TopicPartition]) -> list[TopicPartition]:
+    def get_unassigned_partitions(self, sorted_assigned: list[TopicPartition]) -> list[TopicPartition]:
         """``getUnassignedPartitions``: a sorted merge that assumes every kept claim is a real partition."""
         if not sorted_assigned:
             return self.sorted_all_partitions  # the same list object, as in Kafka
@@ -320,13 +189,13 @@ class _GeneralAssignmentBuilder:
 
     # -- balance ---------------------------------------------------------------------------
 
-    def _max_assignment_size(self, subscribed: list[str]) -> int:
+    def get_max_assignment_size(self, subscribed: list[str]) -> int:
         """``getMaxAssignmentSize`` (a list with repeats that happens to match the topic count means all)."""
         if len(subscribed) == len(self.partitions_per_topic):
             return self.total_partitions_count
         return sum(self.partitions_per_topic[t] for t in subscribed)
 
-    def _is_balanced(self) -> bool:
+    def is_balanced(self) -> bool:
         """R30 ``isBalanced`` (3.6.0+)."""
         tree = self.sorted_current_subscriptions
         lo = self._size_of(tree.first())
@@ -341,7 +210,7 @@ class _GeneralAssignmentBuilder:
             partitions = self.current_assignment[consumer]
             count = len(partitions)
             subscribed = self.consumer2_all_potential_topics[consumer]
-            if count == self._max_assignment_size(subscribed):
+            if count == self.get_max_assignment_size(subscribed):
                 continue
             for topic in subscribed:
                 for p in range(self.partitions_per_topic[topic]):
@@ -352,7 +221,7 @@ class _GeneralAssignmentBuilder:
                             return False
         return True
 
-    def _balance_score(self, assignment: Mapping[str, list[TopicPartition]]) -> int:
+    def get_balance_score(self, assignment: Mapping[str, list[TopicPartition]]) -> int:
         """``getBalanceScore``: sum over member pairs of |size difference|."""
         sizes = [len(tps) for tps in assignment.values()]
         score = 0
@@ -361,7 +230,7 @@ class _GeneralAssignmentBuilder:
                 score += abs(sizes[i] - sizes[j])
         return score
 
-    def _maybe_assign_partition(self, tp: TopicPartition, use_racks: bool) -> bool:
+    def maybe_assign_partition(self, tp: TopicPartition, use_racks: bool) -> bool:
         for consumer in self.sorted_current_subscriptions:
             if tp.topic in self.consumer2_all_potential_topics[consumer] and (
                 not use_racks or not self._racks_mismatch(consumer, tp)
@@ -373,28 +242,28 @@ class _GeneralAssignmentBuilder:
                 return True
         return False
 
-    def _maybe_assign(self, partitions: list[TopicPartition], use_racks: bool, remove_assigned: bool) -> None:
+    def maybe_assign(self, partitions: list[TopicPartition], use_racks: bool, remove_assigned: bool) -> None:
         remaining = []
         for tp in partitions:
             if not self.topic2_all_potential_consumers[tp.topic]:
                 remaining.append(tp)
                 continue
-            if self._maybe_assign_partition(tp, use_racks) and remove_assigned:
+            if self.maybe_assign_partition(tp, use_racks) and remove_assigned:
                 continue
             remaining.append(tp)
         if remove_assigned:
             partitions[:] = remaining
 
-    def _can_topic_participate(self, topic: str) -> bool:
+    def can_topic_participate_in_reassignment(self, topic: str) -> bool:
         return len(self.topic2_all_potential_consumers[topic]) >= 2
 
-    def _can_consumer_participate(self, consumer: str) -> bool:
+    def can_consumer_participate_in_reassignment(self, consumer: str) -> bool:
         partitions = self.current_assignment[consumer]
-        if len(partitions) < self._max_assignment_size(self.consumer2_all_potential_topics[consumer]):
+        if len(partitions) < self.get_max_assignment_size(self.consumer2_all_potential_topics[consumer]):
             return True
-        return any(self._can_topic_participate(tp.topic) for tp in partitions)
+        return any(self.can_topic_participate_in_reassignment(tp.topic) for tp in partitions)
 
-    def _balance(self, prev: dict[TopicPartition, tuple[str, int]], unassigned: list[TopicPartition]) -> tuple[bool, bool]:
+    def balance(self, prev: dict[TopicPartition, tuple[str, int]], unassigned: list[TopicPartition]) -> tuple[bool, bool]:
         """R29-R32 ``balance``; returns (initializing, reverted)."""
         initializing = not self.current_assignment[self.sorted_current_subscriptions.last()]
 
@@ -402,37 +271,26 @@ class _GeneralAssignmentBuilder:
         to_assign = unassigned
         if self.consumer_racks:
             to_assign = list(unassigned)
-            self._maybe_assign(to_assign, True, True)
-        self._maybe_assign(to_assign, False, False)
+            self.maybe_assign(to_assign, True, True)
+        self.maybe_assign(to_assign, False, False)
 
         # R31: topics with fewer than two potential consumers, and members that cannot change
-        fixed_partitions = set()
-        for topic in self.topic2_all_potential_consumers:
-            if not self._can_topic_participate(topic):
-                fixed_partitions.update(TopicPartition(topic, p) for p in range(self.partitions_per_topic[topic]))
-        self.sorted_all_partitions[:] = [tp for tp in self.sorted_all_partitions if tp not in fixed_partitions]
-        if unassigned is not self.sorted_all_partitions:
-            unassigned[:] = [tp for tp in unassigned if tp not in fixed_partitions]
-
-        fixed_assignments: dict[str, list[TopicPartition]] = {}
-        for consumer in self.consumer2_all_potential_topics:
-            if not self._can_consumer_participate(consumer):
-                self.sorted_current_subscriptions.remove(consumer)
-                fixed_assignments[consumer] = self.current_assignment.pop(consumer)
+        self.remove_fixed_partitions(unassigned)
+        fixed_assignments = self.set_aside_fixed_assignments()
 
         pre_balance_assignment = {m: list(tps) for m, tps in self.current_assignment.items()}
         pre_balance_partition_consumers = dict(self.current_partition_consumer)
 
         # R32: new partitions first when nothing had to be revoked, then everything reassignable
         if not self.revocation_required:
-            self._perform_reassignments(unassigned, prev)
-        reassignment_performed = self._perform_reassignments(self.sorted_all_partitions, prev)
+            self.perform_reassignments(unassigned, prev)
+        reassignment_performed = self.perform_reassignments(self.sorted_all_partitions, prev)
 
         reverted = False
         if (
             not initializing
             and reassignment_performed
-            and self._balance_score(self.current_assignment) >= self._balance_score(pre_balance_assignment)
+            and self.get_balance_score(self.current_assignment) >= self.get_balance_score(pre_balance_assignment)
         ):
             self.current_assignment.clear()
             self.current_assignment.update({m: list(tps) for m, tps in pre_balance_assignment.items()})
@@ -444,16 +302,35 @@ class _GeneralAssignmentBuilder:
             self.sorted_current_subscriptions.add(consumer)
         return initializing, reverted
 
-    def _perform_reassignments(self, reassignable: list[TopicPartition], prev: dict[TopicPartition, tuple[str, int]]) -> bool:
+    def remove_fixed_partitions(self, unassigned: list[TopicPartition]) -> None:
+        """R31: partitions of topics with fewer than two potential consumers leave both walk lists."""
+        fixed_partitions = set()
+        for topic in self.topic2_all_potential_consumers:
+            if not self.can_topic_participate_in_reassignment(topic):
+                fixed_partitions.update(TopicPartition(topic, p) for p in range(self.partitions_per_topic[topic]))
+        self.sorted_all_partitions[:] = [tp for tp in self.sorted_all_partitions if tp not in fixed_partitions]
+        if unassigned is not self.sorted_all_partitions:
+            unassigned[:] = [tp for tp in unassigned if tp not in fixed_partitions]
+
+    def set_aside_fixed_assignments(self) -> dict[str, list[TopicPartition]]:
+        """R31: members that cannot take part leave the tree and the assignment until the balancing is over."""
+        fixed_assignments: dict[str, list[TopicPartition]] = {}
+        for consumer in self.consumer2_all_potential_topics:
+            if not self.can_consumer_participate_in_reassignment(consumer):
+                self.sorted_current_subscriptions.remove(consumer)
+                fixed_assignments[consumer] = self.current_assignment.pop(consumer)
+        return fixed_assignments
+
+    def perform_reassignments(self, reassignable: list[TopicPartition], prev: dict[TopicPartition, tuple[str, int]]) -> bool:
         performed = False
         while True:
             modified = False
             for tp in list(reassignable):
-                if self._is_balanced():
+                if self.is_balanced():
                     break
                 consumer = self.current_partition_consumer.get(tp)
                 if tp in prev and self._size_of(consumer) > self._size_of(prev[tp][0]) + 1:
-                    self._reassign_partition_to(tp, prev[tp][0])
+                    self.reassign_partition_to(tp, prev[tp][0])
                     performed = modified = True
                     continue
                 consumer_rack = self.consumer_racks.get(consumer)
@@ -466,41 +343,41 @@ class _GeneralAssignmentBuilder:
                             if other_rack is None or other_rack not in partition_racks:
                                 continue
                             if self._size_of(consumer) > self._size_of(other) + 1:
-                                self._reassign_partition(tp)
+                                self.reassign_partition(tp)
                                 performed = modified = found_rack_consumer = True
                                 break
                 if not found_rack_consumer:
                     for other in self.topic2_all_potential_consumers[tp.topic]:
                         if self._size_of(consumer) > self._size_of(other) + 1:
-                            self._reassign_partition(tp)
+                            self.reassign_partition(tp)
                             performed = modified = True
                             break
             if not modified:
                 return performed
 
-    def _reassign_partition(self, tp: TopicPartition) -> None:
+    def reassign_partition(self, tp: TopicPartition) -> None:
         new_consumer = None
         for other in self.sorted_current_subscriptions:
             if tp.topic in self.consumer2_all_potential_topics[other]:
                 new_consumer = other
                 break
-        self._reassign_partition_to(tp, _deref(new_consumer, "newConsumer"))
+        self.reassign_partition_to(tp, deref(new_consumer, "newConsumer"))
 
-    def _reassign_partition_to(self, tp: TopicPartition, new_consumer: str) -> None:
+    def reassign_partition_to(self, tp: TopicPartition, new_consumer: str) -> None:
         consumer = self.current_partition_consumer.get(tp)
         to_move = self.partition_movements.actual_partition_to_be_moved(tp, consumer, new_consumer)
-        self._process_partition_movement(to_move, new_consumer)
+        self.process_partition_movement(to_move, new_consumer)
 
-    def _process_partition_movement(self, tp: TopicPartition, new_consumer: str) -> None:
+    def process_partition_movement(self, tp: TopicPartition, new_consumer: str) -> None:
         old_consumer = self.current_partition_consumer.get(tp)
         tree = self.sorted_current_subscriptions
         tree.remove(old_consumer)
         tree.remove(new_consumer)
         self.partition_movements.move_partition(tp, old_consumer, new_consumer)
-        old_list = _deref(self.current_assignment.get(old_consumer), f"currentAssignment.get({old_consumer!r})")
+        old_list = deref(self.current_assignment.get(old_consumer), f"currentAssignment.get({old_consumer!r})")
         if tp in old_list:
             old_list.remove(tp)
-        _deref(self.current_assignment.get(new_consumer), f"currentAssignment.get({new_consumer!r})").append(tp)
+        deref(self.current_assignment.get(new_consumer), f"currentAssignment.get({new_consumer!r})").append(tp)
         self.current_partition_consumer[tp] = new_consumer
         tree.add(new_consumer)
         tree.add(old_consumer)

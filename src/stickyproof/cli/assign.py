@@ -1,0 +1,104 @@
+"""``assign`` and ``assignors``: one rebalance through the leader path, and the registry."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..grading import Limits
+from ..model import dump_json
+from ._common import (
+    SCENARIO_HELP,
+    add_json_flag,
+    add_limit_flags,
+    add_size_flags,
+    limits_from,
+    load_scenario_ref,
+    print_json,
+    write_text,
+)
+
+ASSIGN_LIMITS = Limits()
+"""``assign`` bounds nothing by default (a user assignor in its worker is still bounded per call)."""
+
+
+def _cmd_assign(args: argparse.Namespace) -> int:
+    from ..grading import call_with_limit, leader_run
+    from ..leader import lead
+    from ..model import assignment_to_dict
+
+    limits = limits_from(args, ASSIGN_LIMITS)
+    scenario = load_scenario_ref(args.scenario, args)
+    if args.assignor is None:  # the group's own vote picks the assignor
+        assignment = call_with_limit(lambda: lead(scenario, None, direct=args.direct).assignment, limits.assignor_seconds)
+    else:
+        from ..assignors.registry import get_assignor
+
+        assignment = leader_run(get_assignor(args.assignor), direct=args.direct, limits=limits)(scenario)
+    text = dump_json(assignment_to_dict(assignment)) + "\n"
+    if args.out:
+        write_text(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def add_assign(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "assign",
+        help="run one rebalance of a scenario with an assignor and print the assignment",
+        description="Run the leader path: encode each member's subscription at its version, decode it, run the "
+        "assignor on what decoding yields, validate as Kafka's leader does (R39 under cooperative, docs/rules.md), "
+        "and print the assignment document ('revoking' filled for cooperative rounds). Assignor failures (Kafka's own "
+        "throws) are one line on stderr and exit 2.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    p.add_argument(
+        "--assignor",
+        default=None,
+        metavar="NAME",
+        help="a built-in assignor or historical release (see 'stickyproof assignors'), or module.path:callable "
+        "(default: the group's protocol vote over members[].assignors)",
+    )
+    p.add_argument(
+        "--direct",
+        action="store_true",
+        help="bypass the wire: hand the assignor each member's owned partitions, generation and rack as stated",
+    )
+    p.add_argument("--out", metavar="FILE", help="write the assignment document to FILE instead of standard output")
+    add_limit_flags(p, ASSIGN_LIMITS, "assignor_seconds")
+    add_size_flags(p)
+    add_json_flag(p, "print JSON (what assign always prints; accepted so every command takes --json)")
+    p.set_defaults(func=_cmd_assign)
+
+
+def _cmd_assignors(args: argparse.Namespace) -> int:
+    from ..assignors.registry import list_assignors
+
+    infos = list_assignors()
+    if args.json:
+        print_json(
+            [
+                {"name": i.name, "kafka_name": i.kafka_name, "variant": i.variant, "protocols": list(i.protocols),
+                 "description": i.description}
+                for i in infos
+            ]
+        )
+        return 0
+    width = max(len(i.name) for i in infos)
+    print(f"{'name':<{width}}  {'kafka name':<18}  {'variant':<7}  {'protocols':<19}  description")
+    for i in infos:
+        print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {','.join(i.protocols):<19}  {i.description}")
+    print("user assignors: --assignor module.path:callable (see stickyproof.assignors.registry)")
+    return 0
+
+
+def add_assignors(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "assignors",
+        help="list the built-in assignors, their historical variants and supported protocols",
+        description="The built-in assignors (Kafka's range, roundrobin, sticky, cooperative-sticky) and the historical "
+        "variants stickyproof reproduces, with the rebalance protocols each supports.",
+    )
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=_cmd_assignors)

@@ -1,0 +1,217 @@
+"""Grading one assignor on one group: the only place where the leader and the oracle meet.
+
+    grade_assignor(scenario, assignor, *, direct=False, contract=None, limits=Limits()) -> Grade
+    grade_assignment(scenario, assignment, *, contract=None, limits=Limits()) -> Grade
+
+``stickyproof grade``, every sweep row, every group a hunt judges, the sweep's triage and the
+tests call these two functions, so a CLI grade and a sweep row of the same group are the same
+grade. The assignor runs through ``leader.lead`` (each member encoded at its version and decoded,
+as Kafka's leader sees it; ``direct`` hands it the scenario's own fields instead); the oracle
+(``oracle.grade``) judges the answer against the members' full state and measures stickiness
+against the certified optimum over what that assignor's leader decoded (``leader.decoded_view``).
+What a grade measures is written in models/invariants.md §3-§4; what each time limit bounds is
+``Limits``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable
+
+from ..assignors.registry import AssignorInfo, get_assignor
+from ..errors import AssignorTimeLimit, InvalidOption
+from ..model import Assignment, Scenario
+from ..oracle.grade import Grade, grade
+
+__all__ = [
+    "Limits",
+    "Contract",
+    "grade_assignor",
+    "grade_assignment",
+    "unsupported_reason",
+    "leader_run",
+    "call_with_limit",
+    "sees_its_history",
+]
+
+Contract = str | None
+"""A balance mode overriding the assignor's own promise (``uniform``, ``global``, ``kafka``, ``per-topic``,
+``pairwise``: models/invariants.md §2), or None: the assignor is held to its contract (§5,
+``AssignorInfo.contract``)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every bound a grading run can hit, each named for what it bounds. Seconds are wall-clock;
+    None means unbounded.
+
+    ``assignor_seconds``   one call of the assignor through the leader path (a grade makes several:
+                           the round, its cooperative follow-ups, the determinism and stability re-runs)
+    ``z3_query_seconds``   one Z3 query of the invariant check (a query cut short is a ``SolverError``)
+    ``cpsat_seconds``      one CP-SAT solve (``stickyproof solve``; the flow oracle has no limit)
+    ``shrink_seconds``     shrinking one failing group (the hunt), or all signatures of a sweep's triage
+    ``shrink_evaluations`` candidate groups judged while shrinking one failure
+    """
+
+    assignor_seconds: float | None = None
+    z3_query_seconds: float | None = None
+    cpsat_seconds: float | None = 60.0
+    shrink_seconds: float | None = 120.0
+    shrink_evaluations: int = 300
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "shrink_evaluations":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise InvalidOption(f.name, f"must be a positive integer, got {value!r}")
+                continue
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise InvalidOption(f.name, f"must be a positive finite number of seconds, got {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# ------------------------------------------------------------------------------------------
+# Running the assignor
+
+
+def unsupported_reason(scenario: Scenario, info: AssignorInfo) -> str | None:
+    """Why ``info`` can never meet ``scenario`` in Kafka, or None: a consumer refuses a rebalance
+    protocol none of its assignors supports (R36), so an eager-only assignor never leads a
+    cooperative group. Such a pair is not graded: it is neither a pass nor a failure."""
+    if scenario.protocol not in info.protocols:
+        return f"{scenario.protocol} protocol unsupported by {info.name} (R36)"
+    return None
+
+
+def call_with_limit(fn: Callable[[], Any], seconds: float | None) -> Any:
+    """``fn()``, or ``AssignorTimeLimit`` when it has not returned after ``seconds``.
+
+    Python cannot stop a thread: a call past its limit keeps running in a daemon thread (which
+    never holds the process open) and the caller moves on. Without a limit ``fn`` runs inline.
+    """
+    if seconds is None:
+        return fn()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="stickyproof-assignor-call", daemon=True)
+    started = time.perf_counter()
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise AssignorTimeLimit(
+            f"the assignor ran past the time limit of {seconds:g} s "
+            f"(stopped waiting after {time.perf_counter() - started:.2f} s)"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
+    """The assignor as the grader calls it: one rebalance of a scenario through ``leader.lead``,
+    bounded by ``limits.assignor_seconds``.
+
+    An assignor in another process (its ``fn`` has ``with_time_limit``: ``peers``) is handed the
+    limit instead: it kills its child at the limit and raises ``AssignorTimeLimit`` itself, so no
+    thread is abandoned and the next call finds a fresh child rather than a busy one."""
+    from ..leader import lead
+
+    bind = getattr(info.fn, "with_time_limit", None)
+    if bind is not None:
+        bound = replace(info, fn=bind(limits.assignor_seconds))
+        return lambda scenario: lead(scenario, bound, direct=direct).assignment
+
+    def run(scenario: Scenario) -> Assignment:
+        return call_with_limit(lambda: lead(scenario, info, direct=direct).assignment, limits.assignor_seconds)
+
+    return run
+
+
+# ------------------------------------------------------------------------------------------
+# The two entry points
+
+
+def grade_assignor(
+    scenario: Scenario,
+    assignor: str | AssignorInfo,
+    *,
+    direct: bool = False,
+    contract: Contract = None,
+    limits: Limits = Limits(),
+    answer: Assignment | None = None,
+    answer_seconds: float | None = None,
+    truth: Scenario | None = None,
+) -> Grade:
+    """Grade ``assignor`` (a registry name, ``module:callable``, or an ``AssignorInfo``) on ``scenario``.
+
+    ``answer``: what the assignor already answered for this very group (a history's rebalance, as
+    the leader produced it), graded as round 1 without running it again; ``answer_seconds`` its time.
+    ``truth``: what the members really owned when ``scenario`` (the leader's input) was formed, when
+    that differs (a history's eager members revoked before joining, R37): validity, stickiness and
+    moves are judged on it, the assignor is asked on ``scenario``.
+
+    The assignor's failures (a throw, a time limit) are recorded in the grade (``error``,
+    ``run_error``), never raised. Raises ``UnknownAssignor`` for a name that does not resolve and
+    ``InvalidScenario`` for a group the leader cannot run with that assignor (see
+    ``unsupported_reason``; callers that sweep many pairs check it first). A failure that a known
+    behaviour of Kafka's own assignor explains carries its label (``hazards``).
+    """
+    from ..leader import decoded_view
+
+    from .hazards import label_failures
+
+    info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
+    view = scenario if direct else decoded_view(scenario, info)
+    judged = scenario if truth is None else truth
+    graded = grade(
+        judged,
+        run=leader_run(info, direct=direct, limits=limits),
+        view=view,
+        assignor=info.name,
+        time_limit=limits.z3_query_seconds,
+        contract=info.contract,
+        balance=contract,
+        stability=sees_its_history(scenario, info, direct=direct),
+        first=answer,
+        first_seconds=answer_seconds,
+        leader_input=None if truth is None else scenario,
+    )
+    labels = label_failures(judged, info, graded)
+    return replace(graded, labels=labels) if labels else graded
+
+
+def sees_its_history(scenario: Scenario, info: AssignorInfo, *, direct: bool = False) -> bool:
+    """Whether the assignor, led as Kafka leads it, is handed what its members owned: under
+    COOPERATIVE the wire's ``ownedPartitions`` (R37), under EAGER only an assignor whose user data
+    carries it (Kafka's ``sticky``, R1), and every assignor under ``--direct``. One that never sees
+    its previous assignment owes no stability: ``unstable`` is not judged for it (an eager user
+    assignor on the leader path cannot keep what it cannot see)."""
+    return direct or scenario.protocol == "cooperative" or info.claims_from_user_data
+
+
+def grade_assignment(
+    scenario: Scenario,
+    assignment: Assignment,
+    *,
+    name: str = "",
+    contract: Contract = None,
+    limits: Limits = Limits(),
+) -> Grade:
+    """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
+    stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
+    is held to Kafka's contract unless ``contract`` names a balance mode."""
+    return grade(scenario, assignment=assignment, assignor=name, time_limit=limits.z3_query_seconds, balance=contract)

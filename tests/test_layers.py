@@ -1,0 +1,95 @@
+"""The layer table of ARCHITECTURE.md: data flows one way, and no room reaches sideways or back up.
+
+Each room (a top-level module or package of ``stickyproof``) may import only the rooms listed for
+it. A new room must be added here with what it may import; an import outside its row fails, naming
+the file and the import. The oracle's row is the project's one rule: it never sees the assignors
+or the leader.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "stickyproof"
+
+BASE = {"errors", "model"}
+LAYERS: dict[str, set[str]] = {
+    "errors": set(),
+    "_perf": set(),
+    "javaorder": set(),
+    "__init__": BASE,
+    "_json": {"errors"},
+    "model": {"errors", "_json"},
+    "wire": BASE | {"javaorder"},
+    "assignors": BASE | {"wire", "javaorder", "_perf"},
+    "leader": BASE | {"wire", "javaorder", "assignors"},
+    "oracle": BASE | {"_perf"},
+    "scenarios": BASE,
+    "strategies": BASE | {"scenarios"},
+    "grading": BASE | {"assignors", "leader", "oracle"},
+    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading", "_perf"},
+    "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
+    "sweep": BASE | {"assignors", "grading", "oracle", "scenarios", "group"},
+    "importers": BASE | {"wire"},
+    "peers": BASE | {"wire", "assignors", "_perf"},
+    "cli": None,  # the command line may import every room
+}
+
+
+def _room(path: Path) -> str:
+    return path.relative_to(SRC).with_suffix("").parts[0]
+
+
+def _imported_rooms(path: Path) -> list[tuple[int, str]]:
+    """(line, room) for every import of another stickyproof room in ``path``."""
+    package = list(path.relative_to(SRC).with_suffix("").parts)[:-1]  # the package the module sits in
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                target = base + [p for p in (node.module or "").split(".") if p]
+                names = target[:1] if target else [a.name for a in node.names]
+            elif node.module and node.module.split(".")[0] == "stickyproof":
+                parts = node.module.split(".")
+                names = parts[1:2] if len(parts) > 1 else [a.name for a in node.names]
+            else:
+                continue
+            found += [(node.lineno, n) for n in names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "stickyproof" and len(parts) > 1:
+                    found.append((node.lineno, parts[1]))
+    return found
+
+
+def test_every_room_is_in_the_layer_table():
+    rooms = {_room(p) for p in SRC.rglob("*.py")}
+    missing = sorted(rooms - set(LAYERS))
+    assert not missing, f"rooms without a row in the layer table (add what they may import): {missing}"
+
+
+def test_no_room_imports_outside_its_row():
+    problems = []
+    for path in sorted(SRC.rglob("*.py")):
+        room = _room(path)
+        allowed = LAYERS.get(room)
+        if allowed is None:
+            continue
+        for line, target in _imported_rooms(path):
+            if target != room and target != "__version__" and target not in allowed:
+                problems.append(f"{path.relative_to(SRC)}:{line}: {room} imports {target}")
+    assert not problems, "imports against the layer table:\n  " + "\n  ".join(problems)
+
+
+def test_the_table_has_no_cycle():
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in LAYERS.get(start) or ():
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    cyclic = [room for room in LAYERS if LAYERS[room] is not None and reaches(room, room, {room})]
+    assert not cyclic, f"the layer table allows a cycle through {cyclic}"
