@@ -7,7 +7,6 @@ the model gives (the lemma that stops being inductive, the missing counterexampl
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import shutil
@@ -16,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from stickyproof.prove import load_proofs, prove, read_promises, statement_names
-from stickyproof.prove_cli import add_parser, render_table
+import stickyproof.prove as prove_module
+from stickyproof.cli import main
+from stickyproof.cli.prove import render_table
+from stickyproof.prove import Promise, load_proofs, prove, read_promises, statement_names
 
 PROOFS = Path(__file__).resolve().parents[1] / "proofs"
 
@@ -221,10 +222,39 @@ def test_windows_are_tight_two_optima_can_differ_by_one(monkeypatch):
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="stickyproof")
-    add_parser(parser.add_subparsers())
-    args = parser.parse_args(["prove", *argv])
-    return args.func(args)
+    """The real command line (``stickyproof prove ...``), as registered in ``cli.COMMANDS``."""
+    return main(["prove", *argv])
+
+
+def test_prove_is_a_registered_command(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["prove", "--help"])
+    assert done.value.code == 0
+    out, _ = capsys.readouterr()
+    assert "--deep" in out and "--json" in out and "NAME" in out
+
+
+def test_cli_exits_1_when_the_promise_is_changed(monkeypatch, capsys):
+    """The README promise is the single source: claim 19 steps for KAFKA-7026 and the run must fail."""
+    real = prove_module.read_promises
+
+    def promises(path=None):
+        out = dict(real(path))
+        out["protocol.eager.kafka-7026"] = Promise("counterexample", 19)
+        return out
+
+    monkeypatch.setattr(prove_module, "read_promises", promises)
+    assert _run(["protocol.eager.kafka-7026", "--proofs", str(PROOFS)]) == 1
+    out, _ = capsys.readouterr()
+    assert "DIFFERS" in out and "1 differ from proofs/README.md: protocol.eager.kafka-7026" in out
+
+
+def test_cli_exits_1_when_a_switch_fixes_kafka_7026(monkeypatch, capsys):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "kafka-7026", stmts.VARIANTS["kafka-7026"].but(trust="top"))
+    assert _run(["protocol.eager.kafka-7026", "--proofs", str(PROOFS)]) == 1
+    out, _ = capsys.readouterr()
+    assert "unknown" in out and "DIFFERS" in out
 
 
 def test_cli_exits_0_when_every_verdict_is_as_promised(capsys):
@@ -277,3 +307,102 @@ def test_the_quick_set_is_as_promised_in_under_a_minute():
     report = prove(path=PROOFS)
     assert report.ok, [r.name for r in report.records if not r.ok]
     assert time.perf_counter() - start < 60
+
+
+# ------------------------------------------------------------------------------------------
+# proofs/ reads models/, never the code it proves things about
+
+
+def test_proofs_never_import_stickyproof():
+    import ast
+
+    found = []
+    for path in sorted(PROOFS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(PROOFS)}: {n}" for n in names if n.split(".")[0] == "stickyproof"]
+    assert not found, found
+
+
+# ------------------------------------------------------------------------------------------
+# the fail-over finding (issue 13, item 4): pinned both ways
+
+
+def _failover_trace(key: str, depth: int):
+    engine = _module("protocol.engine")
+    stmts = _module("protocol.statements")
+    return engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, "no-double-consumption", depth)
+
+
+def test_failover_without_state_breaks_top_generation_trust_on_two_equal_generations():
+    r = _one("protocol.failover.top-generation")
+    assert r.ok and r.verdict == "counterexample" and r.length == read_promises(PROOFS)["protocol.failover.top-generation"].length
+    assert any(step.startswith("FailoverLost") for step in r.detail["steps"])
+    # the mechanism: at the fatal assignment both claimants report the same generation from different epochs
+    found = _failover_trace("failover-top", r.length)
+    assert found.violated and found.trace is not None
+    trace = found.trace
+    commits = [i for i, s in enumerate(trace.steps) if s.action == "Commit"]
+    before = trace.states[commits[-1]]
+    claimants = [m for m in range(2) if before["ing"][m] and before["claim"][m][0]]
+    assert len(claimants) == 2
+    assert before["cg"][0] == before["cg"][1]
+    assert before["meme"][0] != before["meme"][1]
+    # and with the coordinator's state persisted, the same trust rule is a theorem
+    assert _one("protocol.eager.safe").verdict == "proved"
+
+
+def test_failover_without_state_keeps_unique_top_generation_safe_and_bounded_search_agrees():
+    assert _one("protocol.failover.unique-generation").verdict == "proved"
+    assert not _failover_trace("failover-unique", 20).violated  # no run of up to 20 steps at 2 x 1 either
+
+
+# ------------------------------------------------------------------------------------------
+# links to the code: the KAFKA-7026 counterexample replayed by the real simulator
+
+
+def _exported_trace(key: str, depth: int):
+    """The shortest counterexample of ``key`` under the simulator's scheduling discipline, with the
+    leader's choice fixed to what the simulator's assignor answers (export.py)."""
+    engine = _module("protocol.engine")
+    export = _module("protocol.export")
+    stmts = _module("protocol.statements")
+    logic = _module("logic")
+
+    def restrict(u, k):
+        return logic.AND(export.simulator_discipline(u, k), export.joins_in_index_order(u, k),
+                         export.keep_with_trusted_choice(u, k))
+
+    r = engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, "no-double-consumption", depth, restrict=restrict)
+    assert r.violated and r.trace is not None
+    return export, r.trace
+
+
+def _simulate(tmp_path, doc, *flags: str) -> tuple[int, dict]:
+    import contextlib
+    import io
+
+    path = tmp_path / f"{doc['name']}.json"
+    path.write_text(json.dumps(doc))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["simulate", str(path), "--json", *flags])
+    return code, json.loads(out.getvalue())
+
+
+def test_kafka_7026_exported_as_events_makes_the_simulator_report_double_consumption(tmp_path):
+    promised = read_promises(PROOFS)["protocol.eager.kafka-7026"].length
+    export, trace = _exported_trace("kafka-7026", promised)
+    assert trace.length == promised  # the discipline costs no step here: the export is the proof's own length
+    doc = export.simulation_document(trace, name="kafka-7026-from-proof",
+                                     mechanism="sticky 2.2 trusts every claim: a member expelled while paused "
+                                               "rejoins claiming its old partition and keeps it beside its new owner")
+    assert doc["assignor"] == "sticky@2.2" and doc["events"], doc
+    code, result = _simulate(tmp_path, doc)
+    monitors = {m["monitor"]: m for m in result["monitors"]}
+    assert code == 1 and not monitors["no-double-consumption"]["ok"]
+    assert monitors["no-double-consumption"]["first"]["witness"]["partition"] == "t-0"
+    # the same schedule with today's sticky (unique top generation) is safe: the export is the bug, not the layout
+    code, result = _simulate(tmp_path, {**doc, "assignor": "sticky"}, "--assignor", "sticky")
+    assert code == 0 and all(m["ok"] for m in result["monitors"])

@@ -30,7 +30,8 @@ from ..logic import AND, IMP, NOT, OR
 from .engine import Trace, Unrolling
 from .model import CSTABLE, PREP, Variant
 
-__all__ = ["simulator_discipline", "events_for", "simulation_document", "default_assignor", "SETTLE", "LONG_STALL"]
+__all__ = ["simulator_discipline", "joins_in_index_order", "keep_with_trusted_choice", "rotate_claimed_choice",
+           "events_for", "simulation_document", "default_assignor", "member_names", "SETTLE", "LONG_STALL"]
 
 #: Ticks to let a rebalance complete and the group settle (the simulator's defaults: session 6, rebalance 10).
 SETTLE = 14
@@ -237,3 +238,20 @@ def simulation_document(trace: Trace, *, name: str, mechanism: str, assignor: st
             "monitors": dict(expect_monitors or {"no-double-consumption": False}),
         },
     }
+
+
+def keep_with_trusted_choice(u: Unrolling, k: int) -> Any:
+    """The leader's choice fixed to what the eager sticky assignors answer for one partition: every
+    trusted claimant keeps it (the variant's ``trust``: sticky 2.2 trusts every claim, KAFKA-7026;
+    sticky 2.6 every claimant at the top generation), an unclaimed one goes to the first known member
+    in index order. Used to export the eager counterexamples (KAFKA-7026, the fail-over finding)."""
+    v, s, c = u.v, u.states[k], u.choices[k]
+    assert v.sizes["P"] == 1, "keep_with_trusted_choice models one partition"
+    members = list(v.elems("M"))
+    claimed = OR(*[AND(s.ing(j), s.claim(j, 0)) for j in members])
+    rules = []
+    for x in members:
+        first_known = AND(s.ing(x), *[NOT(s.ing(j)) for j in members if j < x])
+        expected = OR(AND(claimed, u.model.trusted(v, s, x, 0)), AND(NOT(claimed), first_known))
+        rules.append(c.a(x, 0) == expected)
+    return IMP(u.step_is(k, "Commit"), AND(*rules))

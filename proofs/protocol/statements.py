@@ -2,8 +2,8 @@
 
 A *theorem* is checked by induction over the symbolic view (every group size, every run length).
 A *counterexample* is found by bounded search at 2 members x 1 partition; its length is the
-number of steps. In the default (CI) run the search goes to the promised length; with ``deep`` it
-also proves that no shorter run exists (the length is minimal). For every counterexample the
+number of steps, and always the shortest: the search goes to the promised length (``deep``: four steps
+past it) and then proves no shorter run exists. For every counterexample the
 induction of the corresponding safe theorem is run on the broken variant too, and the (action,
 lemma) pairs that stop being inductive are reported: they say *why* the variant breaks.
 """
@@ -17,7 +17,7 @@ from .engine import bmc, induct
 from .lemmas import lemmas_for
 from .model import ProtocolModel, Variant
 
-__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES"]
+__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES", "BOUNDED_DEPTH", "SPACER_TIMEOUT_MS"]
 
 #: Where counterexamples are searched: two members are needed for double consumption, one partition suffices.
 SEARCH_SIZES = {"M": 2, "P": 1}
@@ -60,14 +60,18 @@ def _counterexample(variant: Variant, prop: str, promise: Promise | None, deep: 
     """Bounded search to the promised length (deep: a few steps further, then down to the shortest),
     plus the (action, lemma) pairs where the safe theorem's induction breaks on this variant."""
     depth = promise.length if promise is not None and promise.length else DEFAULT_SEARCH_DEPTH
-    r = bmc(variant, SEARCH_SIZES, prop, depth + (4 if deep else 0), minimal=deep)
+    # Always minimal: a run found within the promised length is shortened until the next shorter
+    # query is unsat, so the reported length is the shortest one and a wrong promise (19 instead of
+    # 18) cannot be confirmed by a solver that happened to return a longer run. --deep searches past
+    # the promise, so a promise that is too *short* is caught as well as one that is too long.
+    r = bmc(variant, SEARCH_SIZES, prop, depth + (4 if deep else 0), minimal=True)
     model = ProtocolModel(variant)
     why = induct(variant, lemmas_for(variant, model.prop(prop)))
     detail: dict[str, Any] = {
         "variant": variant.to_dict(),
         "property": prop,
         "sizes": dict(SEARCH_SIZES),
-        "minimal": deep and r.violated,
+        "minimal": r.violated,
         "not_inductive": [{"action": a, "lemma": lem, "z3": z} for a, lem, z in why.failures],
     }
     size = f"{SEARCH_SIZES['M']} members x {SEARCH_SIZES['P']} partition"
@@ -76,8 +80,51 @@ def _counterexample(variant: Variant, prop: str, promise: Promise | None, deep: 
     assert r.trace is not None
     detail["trace"] = r.trace.describe()
     detail["steps"] = [s.label(r.trace.member_names()) for s in r.trace.steps]
-    bound = f"{size}, {'shortest run' if deep else 'a run'} of {r.trace.length} steps"
+    bound = f"{size}, shortest run: {r.trace.length} steps"
     return Outcome(COUNTEREXAMPLE, bound, length=r.trace.length, detail=detail)
+
+
+#: --deep: how far the bounded search of the safe theorems goes (2 members x 1 partition).
+BOUNDED_DEPTH = 100
+#: --deep: Spacer's budget per theorem (the statement must stay under 10 minutes).
+SPACER_TIMEOUT_MS = 240_000
+#: The theorems the fixed-size statements re-establish without hand-written lemmas.
+FIXED_SIZE_THEOREMS = ("eager", "cooperative")
+
+
+def _bounded(deep: bool, promise: Promise | None) -> Outcome:
+    """No run of up to ``BOUNDED_DEPTH`` steps breaks the eager or the cooperative theorem (a check on
+    the induction that does not depend on the lemmas: a wrong lemma cannot hide a short trace)."""
+    detail: dict[str, Any] = {"sizes": dict(SEARCH_SIZES), "depth": BOUNDED_DEPTH, "runs": {}}
+    size = f"{SEARCH_SIZES['M']} members x {SEARCH_SIZES['P']} partition"
+    for key in FIXED_SIZE_THEOREMS:
+        r = bmc(VARIANTS[key], SEARCH_SIZES, "no-double-consumption", BOUNDED_DEPTH)
+        detail["runs"][key] = {"violated": r.violated, "depth": r.depth, "seconds": round(r.seconds, 1)}
+        if r.violated:
+            assert r.trace is not None
+            detail["trace"] = r.trace.describe()
+            return Outcome(COUNTEREXAMPLE, f"{size}: {key} broken", length=r.trace.length, detail=detail)
+    return Outcome(PROVED, f"{size}, every run of up to {BOUNDED_DEPTH} steps", detail=detail)
+
+
+def _spacer(deep: bool, promise: Promise | None) -> Outcome:
+    """Spacer's own invariant (no hand-written lemma) for each fixed-size theorem, exported as SMT-LIB and
+    re-checked by fresh solvers; proved only when every certificate passes the re-check."""
+    from .spacer import spacer_invariant
+
+    detail: dict[str, Any] = {"sizes": dict(SEARCH_SIZES), "certificates": {}}
+    size = f"{SEARCH_SIZES['M']} members x {SEARCH_SIZES['P']} partition"
+    verdict = PROVED
+    for key in FIXED_SIZE_THEOREMS:
+        r = spacer_invariant(VARIANTS[key], SEARCH_SIZES, timeout_ms=SPACER_TIMEOUT_MS)
+        detail["certificates"][key] = {"answer": r.answer, "rechecked": r.rechecked, "chars": r.size,
+                                       "seconds": round(r.seconds, 1), "smt2": r.certificate}
+        if r.answer == "unsafe":
+            verdict = COUNTEREXAMPLE
+        elif not (r.answer == "safe" and r.rechecked) and verdict == PROVED:
+            verdict = UNKNOWN
+    bound = f"{size}, all run lengths" if verdict == PROVED else f"{size}: Spacer did not certify every theorem"
+    return Outcome(verdict, bound, detail=detail)
 
 
 def _stmt(name: str, claim: str, run: Any, deep_only: bool = False) -> Statement:
@@ -115,4 +162,10 @@ STATEMENTS: tuple[Statement, ...] = (
     _stmt("protocol.failover.cooperative",
           "after a fail-over without persisted state, cooperative rebalancing stays safe",
           lambda deep, promise: _theorem(VARIANTS["failover-cooperative"])),
+    _stmt("protocol.spacer",
+          "at 2 members x 1 partition, Spacer finds invariants for the eager and cooperative theorems by itself; "
+          "exported and re-checked", _spacer, deep_only=True),
+    _stmt("protocol.bounded",
+          f"at 2 members x 1 partition, no run of up to {BOUNDED_DEPTH} steps breaks the eager or cooperative theorem",
+          _bounded, deep_only=True),
 )

@@ -7,7 +7,7 @@ single place where the promised verdicts (and counterexample lengths) are writte
 differs from it, in either direction, is a failure: a weakened model that suddenly proves a broken
 variant must fail CI just like a fixed model that stops finding KAFKA-7026.
 
-The library returns records and never prints (``stickyproof.prove_cli`` renders them).
+The library returns records and never prints (``stickyproof.cli.prove`` renders them).
 """
 
 from __future__ import annotations

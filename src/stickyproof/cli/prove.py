@@ -1,6 +1,6 @@
-"""``stickyproof prove [NAME...] [--deep] [--json]``: parse, call ``stickyproof.prove.prove``, render.
+"""``prove``: ``stickyproof prove [NAME...] [--deep] [--json]``: parse, call ``stickyproof.prove.prove``, render.
 
-Registered by the CLI with ``add_parser(subparsers)``. Exit codes as every command: 0 every verdict
+Registered in ``cli.COMMANDS`` as ``add_prove``. Exit codes as every command: 0 every verdict
 is the one proofs/README.md promises, 1 some verdict differs, 2 bad usage (one line on stderr).
 A progress line per statement goes to stderr as it finishes, so ``--json`` keeps stdout clean.
 """
@@ -12,9 +12,9 @@ import json
 import sys
 from typing import Any
 
-from .errors import StickyproofError
+from ..errors import StickyproofError
 
-__all__ = ["add_parser", "run_prove", "render_table"]
+__all__ = ["add_prove", "run_prove", "render_table"]
 
 
 def _progress_printer(total: int) -> Any:
@@ -56,7 +56,7 @@ def render_table(report: Any) -> str:
 def run_prove(args: argparse.Namespace) -> int:
     """The handler: 0 as promised, 1 a verdict differs, 2 bad usage (one stderr line)."""
     try:
-        from .prove import prove, statement_names
+        from ..prove import prove, statement_names
 
         names = list(args.names or [])
         total = len(names) if names else len(statement_names(args.proofs, deep=args.deep))
@@ -72,7 +72,7 @@ def run_prove(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_prove(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``prove`` on the CLI's subparsers."""
     p = subparsers.add_parser(
         "prove",
