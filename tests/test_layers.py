@@ -35,6 +35,7 @@ LAYERS: dict[str, set[str]] = {
     "peers": BASE | {"wire", "assignors", "_perf"},
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
+    "__main__": {"cli"},  # python -m stickyproof
 }
 
 

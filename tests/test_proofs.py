@@ -391,21 +391,34 @@ def _simulate(tmp_path, doc, *flags: str) -> tuple[int, dict]:
     return code, json.loads(out.getvalue())
 
 
-def test_kafka_7026_exported_as_events_makes_the_simulator_report_double_consumption(tmp_path):
-    promised = read_promises(PROOFS)["protocol.eager.kafka-7026"].length
-    export, trace = _exported_trace("kafka-7026", promised)
-    assert trace.length == promised  # the discipline costs no step here: the export is the proof's own length
-    doc = export.simulation_document(trace, name="kafka-7026-from-proof",
-                                     mechanism="sticky 2.2 trusts every claim: a member expelled while paused "
-                                               "rejoins claiming its old partition and keeps it beside its new owner")
-    assert doc["assignor"] == "sticky@2.2" and doc["events"], doc
+@pytest.mark.parametrize("statement, key, assignor, mechanism", [
+    ("protocol.eager.kafka-7026", "kafka-7026", "sticky@2.2",
+     "sticky 2.2 trusts every claim: a member expelled while paused rejoins claiming its old partition "
+     "and keeps it beside its new owner (KAFKA-7026)"),
+    ("protocol.failover.top-generation", "failover-top", "sticky@2.6",
+     "after a fail-over without group state generations restart: a member paused through it claims its "
+     "partition at generation 1 of the old epoch, its new owner at generation 1 of the new one; sticky 2.6 "
+     "trusts both top-generation claims"),
+])
+def test_counterexample_exported_as_events_makes_the_simulator_report_double_consumption(
+        tmp_path, statement, key, assignor, mechanism):
+    promised = read_promises(PROOFS)[statement].length
+    export, trace = _exported_trace(key, promised + 1)
+    assert trace.length >= promised  # the simulator's discipline only restricts the model: never shorter
+    doc = export.simulation_document(trace, name=f"{key}-from-proof", mechanism=mechanism)
+    assert doc["assignor"] == assignor and doc["events"], doc
     code, result = _simulate(tmp_path, doc)
     monitors = {m["monitor"]: m for m in result["monitors"]}
-    assert code == 1 and not monitors["no-double-consumption"]["ok"]
+    assert code == 1 and not monitors["no-double-consumption"]["ok"], doc["events"]
     assert monitors["no-double-consumption"]["first"]["witness"]["partition"] == "t-0"
     # the same schedule with today's sticky (unique top generation) is safe: the export is the bug, not the layout
     code, result = _simulate(tmp_path, {**doc, "assignor": "sticky"}, "--assignor", "sticky")
     assert code == 0 and all(m["ok"] for m in result["monitors"])
+
+
+def test_kafka_7026_export_has_the_proofs_own_length():
+    promised = read_promises(PROOFS)["protocol.eager.kafka-7026"].length
+    assert _exported_trace("kafka-7026", promised)[1].length == promised
 
 
 # ------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ restarts, coordinator fail-overs. Exporting a trace therefore means two things:
 
 The assignor is chosen by the variant's switches (``ASSIGNORS``): an assignor whose real behaviour
 makes the choice the contract allowed. Whether the laid-out file really trips the simulator's
-monitor is checked by ``tests/test_proofs_links.py``, not assumed here.
+monitor is checked by ``tests/test_proofs.py`` (KAFKA-7026 and the fail-over finding), not assumed here.
 """
 
 from __future__ import annotations
@@ -97,9 +97,10 @@ def joins_in_index_order(u: Unrolling, k: int) -> Any:
 
 
 def rotate_claimed_choice(u: Unrolling, k: int) -> Any:
-    """The leader's choice fixed to what ``tests/test_proofs_links.py:rotate_claimed`` answers (one
-    partition): a claimed partition goes to the next known member after its claimant in index order,
-    an unclaimed one to the first known member. Used to export the one-round counterexample."""
+    """The leader's choice fixed to what a "rotate claimed" user assignor answers (one partition): a
+    claimed partition goes to the next known member after its claimant in index order, an unclaimed
+    one to the first known member. For exporting the one-round counterexample (that export and its
+    user assignor are not wired into the tests yet)."""
     v, s, c = u.v, u.states[k], u.choices[k]
     assert v.sizes["P"] == 1, "rotate_claimed_choice models one partition"
     members = list(v.elems("M"))
@@ -167,6 +168,7 @@ def events_for(trace: Trace, names: Sequence[str] | None = None) -> tuple[list[i
         ticks.append(tick)
         last = i
     events: list[dict[str, Any]] = []
+    placed: list[tuple[int, int]] = []  # (step index, position in events) of the join/restart/fail-over events
     open_stalls: dict[int, dict[str, Any]] = {}
     expired_during: dict[int, bool] = {}
     expiries = {i: s.args[0] for i, s in enumerate(trace.steps) if s.action in ("Expire", "ExpireLast")}
@@ -175,12 +177,22 @@ def events_for(trace: Trace, names: Sequence[str] | None = None) -> tuple[list[i
             if expiries[j] in open_stalls:
                 expired_during[expiries[j]] = True
         if kind == "join":
+            placed.append((i, len(events)))
             events.append({"at": t, "event": "join", "member": names[m], "topics": ["t"]})
         elif kind in ("Pause", "StallAtPrepare"):
             e = {"at": t, "event": "stall", "member": names[m], "ticks": SHORT_STALL}
             if kind == "StallAtPrepare":
                 e["at_join_prepare"] = True
-            events.append(e)
+            # A member that did nothing since earlier world events stalls *before* them, in their tick:
+            # laid out a tick later, its heartbeat would already have answered them (after a fail-over
+            # without state, UNKNOWN_MEMBER_ID would reset it before the stall the trace needs).
+            at = len(events)
+            for i0, pos in reversed(placed):
+                if kind != "Pause" or any(m in s.args for s in trace.steps[i0 + 1: i]):
+                    break
+                at, e["at"] = pos, events[pos]["at"]
+            events.insert(at, e)
+            placed[:] = [(i0, pos + (pos >= at)) for i0, pos in placed]
             open_stalls[m] = e
             expired_during[m] = False
         elif kind in ("Resume", "ResumeExpelled"):
@@ -189,9 +201,11 @@ def events_for(trace: Trace, names: Sequence[str] | None = None) -> tuple[list[i
                 long = kind == "ResumeExpelled" or expired_during.get(m, False)
                 e["ticks"] = max(t - e["at"], LONG_STALL if long else SHORT_STALL)
         elif kind == "restart":
+            placed.append((i, len(events)))
             events.append({"at": t, "event": "restart", "member": names[m]})
         elif kind == "failover":
             persisted = trace.variant.failover == "persisted" and trace.steps[i].action == "Failover"
+            placed.append((i, len(events)))
             events.append({"at": t, "event": "failover", "persisted": persisted})
     for e in open_stalls.values():  # never resumed within the trace: a long pause
         e["ticks"] = LONG_STALL
