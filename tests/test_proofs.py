@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +36,16 @@ def _one(name: str):
     report = prove([name], path=PROOFS)
     assert len(report.records) == 1
     return report.records[0]
+
+
+_AS_PROMISED: dict = {}
+
+
+def _unpatched(name: str):
+    """``_one(name)`` on the unmodified model, run once per session (several tests read the same record)."""
+    if name not in _AS_PROMISED:
+        _AS_PROMISED[name] = _one(name)
+    return _AS_PROMISED[name]
 
 
 def _not_inductive(record) -> set[tuple[str, str]]:
@@ -73,7 +82,7 @@ def test_quick_run_leaves_out_the_deep_statements(proofs):
 
 
 def test_eager_theorem_is_proved_for_every_size():
-    r = _one("protocol.eager.safe")
+    r = _unpatched("protocol.eager.safe")
     assert r.ok and r.verdict == "proved" and r.bound.startswith("all group sizes")
 
 
@@ -130,7 +139,7 @@ def test_without_the_contract_no_safety_theorem_holds(monkeypatch):
 
 @pytest.mark.parametrize("name", ["protocol.eager.kafka-7026", "protocol.cooperative.kafka-12983"])
 def test_historical_counterexample_has_its_promised_length(name):
-    r = _one(name)
+    r = _unpatched(name)
     assert r.ok and r.verdict == "counterexample"
     assert r.length == read_promises(PROOFS)[name].length == len(r.detail["steps"])
 
@@ -138,7 +147,6 @@ def test_historical_counterexample_has_its_promised_length(name):
 @pytest.mark.parametrize(
     "name, key, change",
     [
-        ("protocol.eager.kafka-7026", "kafka-7026", {"trust": "top"}),
         ("protocol.cooperative.one-round", "one-round", {"rounds": 2}),
         ("protocol.cooperative.kafka-12983", "kafka-12983", {"reset_bug": False}),
         ("protocol.cooperative.kafka-12984", "kafka-12984", {"reset_bug": False}),
@@ -153,7 +161,7 @@ def test_a_fixed_model_stops_finding_the_bug(monkeypatch, name, key, change):
 
 
 def test_kafka_7026_breaks_the_eager_proof_at_the_duplicate_assignment():
-    r = _one("protocol.eager.kafka-7026")
+    r = _unpatched("protocol.eager.kafka-7026")
     assert ("Commit", "assignment-unique") in _not_inductive(r)
 
 
@@ -235,21 +243,22 @@ def test_prove_is_a_registered_command(capsys):
 
 
 def test_cli_exits_1_when_the_promise_is_changed(monkeypatch, capsys):
-    """The README promise is the single source: claim 19 steps for KAFKA-7026 and the run must fail."""
+    """The README promise is the single source: promise a 4-step KAFKA-15106 and the run must fail."""
     real = prove_module.read_promises
 
     def promises(path=None):
         out = dict(real(path))
-        out["protocol.eager.kafka-7026"] = Promise("counterexample", 19)
+        out["constrained.resolution-3.5.1"] = Promise("counterexample", 4)
         return out
 
     monkeypatch.setattr(prove_module, "read_promises", promises)
-    assert _run(["protocol.eager.kafka-7026", "--proofs", str(PROOFS)]) == 1
+    assert _run(["constrained.resolution-3.5.1", "--proofs", str(PROOFS)]) == 1
     out, _ = capsys.readouterr()
-    assert "DIFFERS" in out and "1 differ from proofs/README.md: protocol.eager.kafka-7026" in out
+    assert "DIFFERS" in out and "1 differ from proofs/README.md: constrained.resolution-3.5.1" in out
 
 
 def test_cli_exits_1_when_a_switch_fixes_kafka_7026(monkeypatch, capsys):
+    """A fixed model (sticky 2.6's top-generation trust) stops finding KAFKA-7026: the run fails."""
     stmts = _module("protocol.statements")
     monkeypatch.setitem(stmts.VARIANTS, "kafka-7026", stmts.VARIANTS["kafka-7026"].but(trust="top"))
     assert _run(["protocol.eager.kafka-7026", "--proofs", str(PROOFS)]) == 1
@@ -301,14 +310,6 @@ def test_table_names_the_differing_statements():
     assert text.splitlines()[0].split()[:5] == ["statement", "verdict", "promised", "bound", "seconds"]
 
 
-@pytest.mark.slow
-def test_the_quick_set_is_as_promised_in_under_a_minute():
-    start = time.perf_counter()
-    report = prove(path=PROOFS)
-    assert report.ok, [r.name for r in report.records if not r.ok]
-    assert time.perf_counter() - start < 60
-
-
 # ------------------------------------------------------------------------------------------
 # proofs/ reads models/, never the code it proves things about
 
@@ -336,7 +337,7 @@ def _failover_trace(key: str, depth: int):
 
 
 def test_failover_without_state_breaks_top_generation_trust_on_two_equal_generations():
-    r = _one("protocol.failover.top-generation")
+    r = _unpatched("protocol.failover.top-generation")
     assert r.ok and r.verdict == "counterexample" and r.length == read_promises(PROOFS)["protocol.failover.top-generation"].length
     assert any(step.startswith("FailoverLost") for step in r.detail["steps"])
     # the mechanism: at the fatal assignment both claimants report the same generation from different epochs
@@ -350,11 +351,11 @@ def test_failover_without_state_breaks_top_generation_trust_on_two_equal_generat
     assert before["cg"][0] == before["cg"][1]
     assert before["meme"][0] != before["meme"][1]
     # and with the coordinator's state persisted, the same trust rule is a theorem
-    assert _one("protocol.eager.safe").verdict == "proved"
+    assert _unpatched("protocol.eager.safe").verdict == "proved"
 
 
 def test_failover_without_state_keeps_unique_top_generation_safe_and_bounded_search_agrees():
-    assert _one("protocol.failover.unique-generation").verdict == "proved"
+    assert _unpatched("protocol.failover.unique-generation").verdict == "proved"
     assert not _failover_trace("failover-unique", 20).violated  # no run of up to 20 steps at 2 x 1 either
 
 

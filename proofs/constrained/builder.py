@@ -5,7 +5,7 @@
 by partition number, ``underMin``/``atMin`` sorted by id = index, the round robin's list cursor,
 ``atMin``'s queue growing as members fill up). It is written once over values:
 
-* with Python ints and bools it *runs* (``tests/test_proofs_constrained.py`` compares it with
+* with Python ints and bools it *runs* (``tests/test_proofs.py`` compares it with
   ``stickyproof.assignors`` on every ownership pattern of small groups);
 * with Z3 terms for the ownership pattern it is *symbolic*: one query proves, for every pattern at
   a fixed size (6 members x 12 partitions with --deep), that the builder never throws, hands every
