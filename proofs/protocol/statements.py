@@ -17,7 +17,7 @@ from .engine import bmc, induct
 from .lemmas import lemmas_for
 from .model import ProtocolModel, Variant
 
-__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES", "BOUNDED_DEPTH", "SPACER_TIMEOUT_MS"]
+__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES", "BOUNDED_DEPTH"]
 
 #: Where counterexamples are searched: two members are needed for double consumption, one partition suffices.
 SEARCH_SIZES = {"M": 2, "P": 1}
@@ -86,9 +86,7 @@ def _counterexample(variant: Variant, prop: str, promise: Promise | None, deep: 
 
 #: --deep: how far the bounded search of the safe theorems goes (2 members x 1 partition).
 BOUNDED_DEPTH = 100
-#: --deep: Spacer's budget per theorem (the statement must stay under 10 minutes).
-SPACER_TIMEOUT_MS = 240_000
-#: The theorems the fixed-size statements re-establish without hand-written lemmas.
+#: The theorems the bounded search re-checks without the hand-written lemmas.
 FIXED_SIZE_THEOREMS = ("eager", "cooperative")
 
 
@@ -105,26 +103,6 @@ def _bounded(deep: bool, promise: Promise | None) -> Outcome:
             detail["trace"] = r.trace.describe()
             return Outcome(COUNTEREXAMPLE, f"{size}: {key} broken", length=r.trace.length, detail=detail)
     return Outcome(PROVED, f"{size}, every run of up to {BOUNDED_DEPTH} steps", detail=detail)
-
-
-def _spacer(deep: bool, promise: Promise | None) -> Outcome:
-    """Spacer's own invariant (no hand-written lemma) for each fixed-size theorem, exported as SMT-LIB and
-    re-checked by fresh solvers; proved only when every certificate passes the re-check."""
-    from .spacer import spacer_invariant
-
-    detail: dict[str, Any] = {"sizes": dict(SEARCH_SIZES), "certificates": {}}
-    size = f"{SEARCH_SIZES['M']} members x {SEARCH_SIZES['P']} partition"
-    verdict = PROVED
-    for key in FIXED_SIZE_THEOREMS:
-        r = spacer_invariant(VARIANTS[key], SEARCH_SIZES, timeout_ms=SPACER_TIMEOUT_MS)
-        detail["certificates"][key] = {"answer": r.answer, "rechecked": r.rechecked, "chars": r.size,
-                                       "seconds": round(r.seconds, 1), "smt2": r.certificate}
-        if r.answer == "unsafe":
-            verdict = COUNTEREXAMPLE
-        elif not (r.answer == "safe" and r.rechecked) and verdict == PROVED:
-            verdict = UNKNOWN
-    bound = f"{size}, all run lengths" if verdict == PROVED else f"{size}: Spacer did not certify every theorem"
-    return Outcome(verdict, bound, detail=detail)
 
 
 def _stmt(name: str, claim: str, run: Any, deep_only: bool = False) -> Statement:
@@ -162,9 +140,6 @@ STATEMENTS: tuple[Statement, ...] = (
     _stmt("protocol.failover.cooperative",
           "after a fail-over without persisted state, cooperative rebalancing stays safe",
           lambda deep, promise: _theorem(VARIANTS["failover-cooperative"])),
-    _stmt("protocol.spacer",
-          "at 2 members x 1 partition, Spacer finds invariants for the eager and cooperative theorems by itself; "
-          "exported and re-checked", _spacer, deep_only=True),
     _stmt("protocol.bounded",
           f"at 2 members x 1 partition, no run of up to {BOUNDED_DEPTH} steps breaks the eager or cooperative theorem",
           _bounded, deep_only=True),

@@ -80,13 +80,13 @@ def add_prove(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser
         "counterexamples, the constrained assignor's balance, the optimisation model's lemmas",
         description="Run the statements of proofs/ (see proofs/README.md) and print each one's verdict (proved, "
         "counterexample, unknown), what it covered and how long it took. Without NAME: every statement of the "
-        "quick set (under a minute); --deep adds the long ones (bounded search to depth 100+, Spacer invariants "
-        "re-checked as certificates, the partition-level constrained model at 6 x 12, flow exactness at 4 x 2 x 4) "
-        "and proves counterexample lengths minimal. Exit 0 when every verdict is the one proofs/README.md promises, "
+        "quick set (under a minute); --deep adds the long ones (bounded search to depth 100, the partition-level "
+        "constrained model at 6 x 12, flow exactness and windows at 4 x 2 x 4) and searches counterexamples past "
+        "their promised length. Counterexample lengths are always minimal. Exit 0 when every verdict is the one proofs/README.md promises, "
         "1 when one differs, 2 on bad usage.",
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="statements to run (default: all of the run)")
-    p.add_argument("--deep", action="store_true", help="also run the long statements and prove counterexample lengths minimal")
+    p.add_argument("--deep", action="store_true", help="also run the long statements and search counterexamples past their promise")
     p.add_argument("--json", action="store_true", help="print the records as JSON (stickyproof.prove/1) instead of the table")
     p.add_argument("--proofs", metavar="DIR", default=None, help="the proofs folder (default: $STICKYPROOF_PROOFS or <repo>/proofs)")
     p.set_defaults(func=run_prove)
