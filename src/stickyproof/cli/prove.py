@@ -80,7 +80,7 @@ def add_prove(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser
         "counterexamples, the constrained assignor's balance, the optimisation model's lemmas",
         description="Run the statements of proofs/ (see proofs/README.md) and print each one's verdict (proved, "
         "counterexample, unknown), what it covered and how long it took. Without NAME: every statement of the "
-        "quick set (under a minute); --deep adds the long ones (bounded search to depth 100, the partition-level "
+        "quick set (under a minute); --deep adds the long ones (bounded search of the safe theorems, the partition-level "
         "constrained model at 6 x 12, flow exactness and windows at 4 x 2 x 4) and searches counterexamples past "
         "their promised length. Counterexample lengths are always minimal. Exit 0 when every verdict is the one proofs/README.md promises, "
         "1 when one differs, 2 on bad usage.",
