@@ -5,7 +5,7 @@ Exit codes, for every command: 0 ok, 1 a check found a violation, 2 bad input or
 anything else is a bug and shows its traceback.
 
 One module per command family (``wire``, ``scenarios``, ``sweep``, ``assign``, ``simulate``,
-``solve``, ``grade``, ``hunt``, ``importing``), each command one ``add_<name>(subparsers)`` function registering
+``solve``, ``grade``, ``hunt``, ``importing``, ``prove``), each command one ``add_<name>(subparsers)`` function registering
 its parser and a handler that parses, makes one library call and renders; ``COMMANDS`` lists them
 in the order ``--help`` shows them. Limits are spelled as ``grading.Limits`` names them
 (``--assignor-seconds``, ``--z3-query-seconds``, ...; ``_common.add_limit_flags``). Heavy
@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .. import __version__
 from ..errors import StickyproofError
-from . import assign, grade, hunt, importing, scenarios, simulate, solve, sweep, wire
+from . import assign, grade, hunt, importing, prove, scenarios, simulate, solve, sweep, wire
 from . import _common
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -44,6 +44,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     grade.add_grade,
     hunt.add_hunt,
     importing.add_import,
+    prove.add_prove,
 ]
 
 
@@ -113,7 +114,7 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
 # ------------------------------------------------------------------------------------------
 # Ctrl-C: exit 130 and one line, in every command, even inside a solver's C code
 
-_SOLVER_COMMANDS = {"grade", "hunt", "sweep", "simulate", "solve"}  # cli modules whose commands run Z3 or CP-SAT
+_SOLVER_COMMANDS = {"grade", "hunt", "sweep", "simulate", "solve", "prove"}  # cli modules whose commands run Z3 or CP-SAT
 _said = threading.Lock()
 INTERRUPT_GRACE_SECONDS = 3.0
 """After Ctrl-C, how long the command has to unwind (close its progress bar, stop Spark; a sweep's

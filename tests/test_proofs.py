@@ -1,0 +1,568 @@
+"""``stickyproof prove``: verdicts against proofs/README.md, and weakened models that must fail.
+
+A proof that cannot fail proves nothing: every test here weakens (or fixes) one switch of a model
+and checks that the statement it should break stops having its promised verdict, for the reason
+the model gives (the lemma that stops being inductive, the missing counterexample).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import stickyproof.prove as prove_module
+from stickyproof.cli import main
+from stickyproof.cli.prove import render_table
+from stickyproof.prove import Promise, load_proofs, prove, read_promises, statement_names
+
+PROOFS = Path(__file__).resolve().parents[1] / "proofs"
+
+
+@pytest.fixture(scope="module")
+def proofs():
+    return load_proofs(PROOFS)
+
+
+def _module(name: str):
+    load_proofs(PROOFS)
+    return importlib.import_module(f"stickyproof_proofs.{name}")
+
+
+def _one(name: str):
+    report = prove([name], path=PROOFS)
+    assert len(report.records) == 1
+    return report.records[0]
+
+
+_AS_PROMISED: dict = {}
+
+
+def _unpatched(name: str):
+    """``_one(name)`` on the unmodified model, run once per session (several tests read the same record)."""
+    if name not in _AS_PROMISED:
+        _AS_PROMISED[name] = _one(name)
+    return _AS_PROMISED[name]
+
+
+def _not_inductive(record) -> set[tuple[str, str]]:
+    return {(f["action"], f["lemma"]) for f in record.detail.get("not_inductive", [])}
+
+
+# ------------------------------------------------------------------------------------------
+# the README's table
+
+
+def test_every_statement_has_a_promise_and_every_promise_a_statement(proofs):
+    promises = read_promises(PROOFS)
+    names = [s.name for s in proofs.statements()]
+    assert sorted(promises) == sorted(names)
+    assert len(set(names)) == len(names)
+
+
+def test_counterexample_promises_carry_their_length():
+    promises = read_promises(PROOFS)
+    for name, promise in promises.items():
+        if promise.verdict == "counterexample":
+            assert promise.length is not None, name
+
+
+def test_quick_run_leaves_out_the_deep_statements(proofs):
+    quick = statement_names(PROOFS)
+    deep = statement_names(PROOFS, deep=True)
+    assert set(quick) < set(deep)
+    assert all(not s.deep_only for s in proofs.statements() if s.name in quick)
+
+
+# ------------------------------------------------------------------------------------------
+# the theorems hold, and each fails when its safeguard is weakened
+
+
+def test_eager_theorem_is_proved_for_every_size():
+    r = _unpatched("protocol.eager.safe")
+    assert r.ok and r.verdict == "proved" and r.bound.startswith("all group sizes")
+
+
+def test_eager_theorem_fails_when_the_assignor_trusts_every_claim(monkeypatch):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "eager", stmts.VARIANTS["eager"].but(trust="all"))
+    r = _one("protocol.eager.safe")
+    assert not r.ok and r.verdict == "unknown"
+    assert ("Commit", "assignment-unique") in _not_inductive(r)
+
+
+def test_eager_theorem_fails_after_a_stateless_failover_with_top_generation_trust(monkeypatch):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "eager", stmts.VARIANTS["eager"].but(failover="lost"))
+    r = _one("protocol.eager.safe")
+    assert not r.ok
+    assert ("Commit", "assignment-unique") in _not_inductive(r)
+
+
+def test_cooperative_theorem_fails_with_one_round(monkeypatch):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "cooperative", stmts.VARIANTS["cooperative"].but(rounds=1))
+    r = _one("protocol.cooperative.safe")
+    assert not r.ok
+    assert ("Commit", "assignment-respects-owners") in _not_inductive(r)
+
+
+def test_cooperative_theorem_fails_with_the_reset_bug(monkeypatch):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "cooperative", stmts.VARIANTS["cooperative"].but(reset_bug=True))
+    r = _one("protocol.cooperative.safe")
+    assert not r.ok
+    assert ("ResumeExpelled", "owner-has-id") in _not_inductive(r)
+
+
+def test_unique_generation_failover_theorem_fails_with_top_generation_trust(monkeypatch):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "failover-unique", stmts.VARIANTS["failover-unique"].but(trust="top"))
+    r = _one("protocol.failover.unique-generation")
+    assert not r.ok and ("Commit", "assignment-unique") in _not_inductive(r)
+
+
+def test_without_the_contract_no_safety_theorem_holds(monkeypatch):
+    model = _module("protocol.model")
+    monkeypatch.setattr(model.ProtocolModel, "contract", lambda self, v, s, a: True)
+    for name in ("protocol.eager.safe", "protocol.cooperative.safe", "protocol.failover.unique-generation"):
+        r = _one(name)
+        assert not r.ok, name
+
+
+# ------------------------------------------------------------------------------------------
+# the historical bugs are found, and a fixed model stops finding them
+
+
+@pytest.mark.parametrize("name", ["protocol.eager.kafka-7026", "protocol.cooperative.kafka-12983"])
+def test_historical_counterexample_has_its_promised_length(name):
+    r = _unpatched(name)
+    assert r.ok and r.verdict == "counterexample"
+    assert r.length == read_promises(PROOFS)[name].length == len(r.detail["steps"])
+
+
+@pytest.mark.parametrize(
+    "name, key, change",
+    [
+        ("protocol.cooperative.one-round", "one-round", {"rounds": 2}),
+        ("protocol.cooperative.kafka-12983", "kafka-12983", {"reset_bug": False}),
+        ("protocol.cooperative.kafka-12984", "kafka-12984", {"reset_bug": False}),
+        ("protocol.failover.top-generation", "failover-top", {"trust": "unique"}),
+    ],
+)
+def test_a_fixed_model_stops_finding_the_bug(monkeypatch, name, key, change):
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, key, stmts.VARIANTS[key].but(**change))
+    r = _one(name)
+    assert not r.ok and r.verdict == "unknown"
+
+
+def test_kafka_7026_breaks_the_eager_proof_at_the_duplicate_assignment():
+    r = _unpatched("protocol.eager.kafka-7026")
+    assert ("Commit", "assignment-unique") in _not_inductive(r)
+
+
+# ------------------------------------------------------------------------------------------
+# constrained path and optimisation model
+
+
+def test_quota_loop_fails_without_the_over_min_cap(monkeypatch):
+    stmts = _module("constrained.statements")
+    quota = _module("constrained.quota")
+    monkeypatch.setattr(stmts, "prove_quota_loop", lambda: quota.prove_quota_loop(cap_over_min=False))
+    r = _one("constrained.quota-loop")
+    assert not r.ok and "phase 1: step" in r.detail["failures"]
+
+
+def test_resolution_theorem_fails_with_the_3_5_1_rule(monkeypatch):
+    stmts = _module("constrained.statements")
+    res = _module("constrained.resolution")
+    monkeypatch.setattr(stmts, "prove_resolution", lambda rule="current": res.prove_resolution("3.5.1"))
+    r = _one("constrained.resolution")
+    assert not r.ok and "step: only-the-owner-keeps" in r.detail["failures"]
+
+
+def test_resolution_counterexample_disappears_with_the_fix(monkeypatch):
+    stmts = _module("constrained.statements")
+    res = _module("constrained.resolution")
+    monkeypatch.setattr(stmts, "find_resolution_counterexample",
+                        lambda rule="3.5.1", max_members=4: res.find_resolution_counterexample("current", max_members))
+    r = _one("constrained.resolution-3.5.1")
+    assert not r.ok and r.verdict == "unknown"
+
+
+def test_flow_certificates_are_satisfiable_so_the_exactness_query_is_not_vacuous():
+    import z3
+
+    flows = _module("optimal.flows")
+    inst = flows._Instance(2, 2, 2, ((True, True), (True, False)), (2, 1))
+    a, cost_a, _, _ = flows._per_partition(inst, "pp.", 1, 3)
+    b, cost_b, _ = flows._aggregated(inst, "ag.", 1, 3)
+    s = z3.Solver()
+    s.add(*inst.well_formed(), *a, *b)
+    assert s.check() == z3.sat  # certified optima exist, and (the statement) never disagree
+
+
+def test_flow_exactness_fails_when_the_aggregated_flow_ignores_claims(monkeypatch):
+    flows = _module("optimal.flows")
+    original = flows._aggregated
+    monkeypatch.setattr(flows, "_aggregated", lambda inst, tag, w_K, w_B: original(inst, tag, 0, w_B))
+    assert flows.prove_flow_exactness(2, 1, 2).answer == "sat"
+
+
+def test_windows_are_tight_two_optima_can_differ_by_one(monkeypatch):
+    import z3
+
+    flows = _module("optimal.flows")
+    inst = flows._Instance(2, 1, 1, ((True,), (True,)), (1,))
+    first, _, l1 = flows._aggregated(inst, "one.", 0, 1)
+    second, _, l2 = flows._aggregated(inst, "two.", 0, 1)
+    s = z3.Solver()
+    s.add(*inst.well_formed(), *first, *second, l1[0] != l2[0])
+    assert s.check() == z3.sat  # one partition, two subscribers: loads (1, 0) or (0, 1)
+
+
+# ------------------------------------------------------------------------------------------
+# the command
+
+
+def _run(argv: list[str]) -> int:
+    """The real command line (``stickyproof prove ...``), as registered in ``cli.COMMANDS``."""
+    return main(["prove", *argv])
+
+
+def test_prove_is_a_registered_command(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["prove", "--help"])
+    assert done.value.code == 0
+    out, _ = capsys.readouterr()
+    assert "--deep" in out and "--json" in out and "NAME" in out
+
+
+def test_cli_exits_1_when_the_promise_is_changed(monkeypatch, capsys):
+    """The README promise is the single source: promise a 4-step KAFKA-15106 and the run must fail."""
+    real = prove_module.read_promises
+
+    def promises(path=None):
+        out = dict(real(path))
+        out["constrained.resolution-3.5.1"] = Promise("counterexample", 4)
+        return out
+
+    monkeypatch.setattr(prove_module, "read_promises", promises)
+    assert _run(["constrained.resolution-3.5.1", "--proofs", str(PROOFS)]) == 1
+    out, _ = capsys.readouterr()
+    assert "DIFFERS" in out and "1 differ from proofs/README.md: constrained.resolution-3.5.1" in out
+
+
+def test_cli_exits_1_when_a_switch_fixes_kafka_7026(monkeypatch, capsys):
+    """A fixed model (sticky 2.6's top-generation trust) stops finding KAFKA-7026: the run fails."""
+    stmts = _module("protocol.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "kafka-7026", stmts.VARIANTS["kafka-7026"].but(trust="top"))
+    assert _run(["protocol.eager.kafka-7026", "--proofs", str(PROOFS)]) == 1
+    out, _ = capsys.readouterr()
+    assert "unknown" in out and "DIFFERS" in out
+
+
+def test_cli_exits_0_when_every_verdict_is_as_promised(capsys):
+    assert _run(["constrained.quota-loop", "constrained.resolution", "--proofs", str(PROOFS)]) == 0
+    out, err = capsys.readouterr()
+    assert "constrained.quota-loop" in out and "every verdict as promised" in out
+    assert err.count("\n") == 2 and "[ 1/2] constrained.quota-loop: proved" in err
+
+
+def test_cli_exits_1_when_a_verdict_differs_from_the_readme(tmp_path, capsys):
+    copy = tmp_path / "proofs"
+    shutil.copytree(PROOFS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    readme = copy / "README.md"
+    text = readme.read_text()
+    readme.write_text(text.replace("| `constrained.resolution-3.5.1` | counterexample, 3 steps |",
+                                   "| `constrained.resolution-3.5.1` | proved |"))
+    try:
+        assert _run(["constrained.resolution-3.5.1", "--proofs", str(copy)]) == 1
+    finally:
+        load_proofs(PROOFS)  # leave the real folder loaded for the other tests
+    out, _ = capsys.readouterr()
+    assert "DIFFERS" in out
+
+
+def test_cli_exits_2_with_one_line_on_an_unknown_statement(capsys):
+    assert _run(["no.such.statement", "--proofs", str(PROOFS)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "no.such.statement" in err
+
+
+def test_cli_json_is_the_report(capsys):
+    assert _run(["constrained.resolution-3.5.1", "--json", "--proofs", str(PROOFS)]) == 0
+    out, _ = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["format"] == "stickyproof.prove/1" and doc["ok"] is True
+    (record,) = doc["statements"]
+    assert record["verdict"] == "counterexample" and record["length"] == 3
+    assert record["detail"]["witness"]["members"] == 3
+
+
+def test_table_names_the_differing_statements():
+    report = prove(["constrained.quota-loop"], path=PROOFS)
+    text = render_table(report)
+    assert text.splitlines()[0].split()[:5] == ["statement", "verdict", "promised", "bound", "seconds"]
+
+
+# ------------------------------------------------------------------------------------------
+# proofs/ reads models/, never the code it proves things about
+
+
+def test_proofs_never_import_stickyproof():
+    import ast
+
+    found = []
+    for path in sorted(PROOFS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(PROOFS)}: {n}" for n in names if n.split(".")[0] == "stickyproof"]
+    assert not found, found
+
+
+# ------------------------------------------------------------------------------------------
+# the fail-over finding (issue 13, item 4): pinned both ways
+
+
+def _failover_trace(key: str, depth: int):
+    engine = _module("protocol.engine")
+    stmts = _module("protocol.statements")
+    return engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, "no-double-consumption", depth)
+
+
+def test_failover_without_state_breaks_top_generation_trust_on_two_equal_generations():
+    r = _unpatched("protocol.failover.top-generation")
+    assert r.ok and r.verdict == "counterexample" and r.length == read_promises(PROOFS)["protocol.failover.top-generation"].length
+    assert any(step.startswith("FailoverLost") for step in r.detail["steps"])
+    # the mechanism: at the fatal assignment both claimants report the same generation from different epochs
+    found = _failover_trace("failover-top", r.length)
+    assert found.violated and found.trace is not None
+    trace = found.trace
+    commits = [i for i, s in enumerate(trace.steps) if s.action == "Commit"]
+    before = trace.states[commits[-1]]
+    claimants = [m for m in range(2) if before["ing"][m] and before["claim"][m][0]]
+    assert len(claimants) == 2
+    assert before["cg"][0] == before["cg"][1]
+    assert before["meme"][0] != before["meme"][1]
+    # and with the coordinator's state persisted, the same trust rule is a theorem
+    assert _unpatched("protocol.eager.safe").verdict == "proved"
+
+
+def test_failover_without_state_keeps_unique_top_generation_safe_and_bounded_search_agrees():
+    assert _unpatched("protocol.failover.unique-generation").verdict == "proved"
+    promised = read_promises(PROOFS)["protocol.failover.top-generation"].length
+    assert not _failover_trace("failover-unique", promised).violated  # nor at 2 x 1 in as many steps as top trust needs
+
+
+# ------------------------------------------------------------------------------------------
+# links to the code: the KAFKA-7026 counterexample replayed by the real simulator
+
+
+def _exported_trace(key: str, depth: int):
+    """The shortest counterexample of ``key`` under the simulator's scheduling discipline, with the
+    leader's choice fixed to what the simulator's assignor answers (export.py)."""
+    engine = _module("protocol.engine")
+    export = _module("protocol.export")
+    stmts = _module("protocol.statements")
+    logic = _module("logic")
+
+    def restrict(u, k):
+        return logic.AND(export.simulator_discipline(u, k), export.joins_in_index_order(u, k),
+                         export.keep_with_trusted_choice(u, k))
+
+    r = engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, "no-double-consumption", depth, restrict=restrict)
+    assert r.violated and r.trace is not None
+    return export, r.trace
+
+
+def _simulate(tmp_path, doc, *flags: str) -> tuple[int, dict]:
+    import contextlib
+    import io
+
+    path = tmp_path / f"{doc['name']}.json"
+    path.write_text(json.dumps(doc))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["simulate", str(path), "--json", *flags])
+    return code, json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("statement, key, assignor, mechanism", [
+    ("protocol.eager.kafka-7026", "kafka-7026", "sticky@2.2",
+     "sticky 2.2 trusts every claim: a member expelled while paused rejoins claiming its old partition "
+     "and keeps it beside its new owner (KAFKA-7026)"),
+    ("protocol.failover.top-generation", "failover-top", "sticky@2.6",
+     "after a fail-over without group state generations restart: a member paused through it claims its "
+     "partition at generation 1 of the old epoch, its new owner at generation 1 of the new one; sticky 2.6 "
+     "trusts both top-generation claims"),
+])
+def test_counterexample_exported_as_events_makes_the_simulator_report_double_consumption(
+        tmp_path, statement, key, assignor, mechanism):
+    promised = read_promises(PROOFS)[statement].length
+    export, trace = _exported_trace(key, promised + 1)
+    assert trace.length >= promised  # the simulator's discipline only restricts the model: never shorter
+    doc = export.simulation_document(trace, name=f"{key}-from-proof", mechanism=mechanism)
+    assert doc["assignor"] == assignor and doc["events"], doc
+    code, result = _simulate(tmp_path, doc)
+    monitors = {m["monitor"]: m for m in result["monitors"]}
+    assert code == 1 and not monitors["no-double-consumption"]["ok"], doc["events"]
+    assert monitors["no-double-consumption"]["first"]["witness"]["partition"] == "t-0"
+    # the same schedule with today's sticky (unique top generation) is safe: the export is the bug, not the layout
+    code, result = _simulate(tmp_path, {**doc, "assignor": "sticky"}, "--assignor", "sticky")
+    assert code == 0 and all(m["ok"] for m in result["monitors"])
+
+
+def test_kafka_7026_export_has_the_proofs_own_length():
+    promised = read_promises(PROOFS)["protocol.eager.kafka-7026"].length
+    assert _exported_trace("kafka-7026", promised)[1].length == promised
+
+
+# ------------------------------------------------------------------------------------------
+# links to the code: the partition-level constrained model against the assignor, exhaustively
+
+
+def _claim_patterns(M: int, P: int):
+    """Every way ``M`` members (all at generation 1) can claim ``P`` partitions: a subset of members per partition."""
+    import itertools
+
+    return itertools.product(range(2 ** M), repeat=P)
+
+
+@pytest.mark.parametrize("M, P", [(1, 3), (2, 5), (3, 3), (4, 2)])
+def test_partition_level_model_equals_the_assignor_on_every_claim_pattern(M, P):
+    from stickyproof.assignors.ownership import resolve_prior_owners
+    from stickyproof.assignors.releases import STICKY
+    from stickyproof.model import TopicPartition
+
+    from .builders import input_of
+
+    builder = _module("constrained.builder")
+    ids = [f"m{i}" for i in range(M)]
+    checked = 0
+    for pattern in _claim_patterns(M, P):
+        claims = {ids[m]: ([f"t-{p}" for p in range(P) if pattern[p] >> m & 1], 1) for m in range(M)}
+        inp = input_of({"t": P}, claims, order=ids)  # map order = the model's index order
+        prior = resolve_prior_owners(inp, STICKY)
+        owner = [next((m for m in range(M) if TopicPartition("t", p) in prior.consumer_to_owned_partitions[ids[m]]), -1)
+                 for p in range(P)]
+        dup = [TopicPartition("t", p) in prior.partitions_with_multiple_previous_owners for p in range(P)]
+        model = builder.build(owner, dup, M, P)
+        real = STICKY.constrained_builder(inp, prior, STICKY)
+        assert not model.error
+        got = [[TopicPartition("t", p) in real.assignment[ids[m]] for p in range(P)] for m in range(M)]
+        assert [[bool(b) for b in row] for row in model.assignment] == got, (pattern, owner, dup)
+        assert list(model.loads) == [len(real.assignment[i]) for i in ids]
+        checked += 1
+    assert checked == 2 ** (M * P)
+
+
+# ------------------------------------------------------------------------------------------
+# links to the code: trace validation (every simulator tick is a few steps of the model)
+
+#: How many model steps one simulator tick may take (2 members: each can answer, sync and rejoin in a turn).
+STEPS_PER_TICK = 6
+#: The simulator's member states -> the model's (a member "joining" may not have sent, or not yet read the answer).
+_MEMBER_STATES = {"UNJOINED": ("OUT",), "PREPARING_REBALANCE": ("OUT", "JOINING", "SYNCING"),
+                  "COMPLETING_REBALANCE": ("SYNCING",), "STABLE": ("STABLE",)}
+_GROUP_STATES = {"Empty": "EMPTY", "PreparingRebalance": "PREP", "CompletingRebalance": "COMPL", "Stable": "CSTABLE"}
+
+
+def _abstract(step, s):
+    """The model states a simulator tick's views allow: coordinator state and generation, who the
+    coordinator knows, and per member its state, pause, generation (once it knows it) and owned partition."""
+    pm, logic = _module("protocol.model"), _module("logic")
+    g = step.group
+    out = [s.cs() == getattr(pm, _GROUP_STATES[g.state]), s.G() == g.generation]
+    for m, mv in enumerate(step.members):
+        mine = [i for i in g.members if i.split("#")[0] == mv.name]  # the coordinator may know an id its process has not read yet
+        out.append(s.ing(m) == (mv.member_id in g.members if mv.member_id is not None else bool(mine)))
+        owned = any(tp.partition == 0 for tp in mv.owned)
+        if mv.state == "STOPPED":  # closed: revoked everything and left; it starts again as a fresh process
+            out += [s.st(m) == pm.OUT, logic.NOT(s.own(m, 0))]
+            continue
+        out.append(s.own(m, 0) == owned)
+        if mv.state == "STALLED":
+            out.append(s.paused(m))
+            continue
+        out.append(s.paused(m) == mv.returning)
+        out.append(logic.OR(*[s.st(m) == getattr(pm, x) for x in _MEMBER_STATES[mv.state]]))
+        if mv.state in ("COMPLETING_REBALANCE", "STABLE"):
+            out.append(s.g(m) == mv.generation)
+    return logic.to_z3(logic.AND(*out))
+
+
+def _random_history(seed: int, protocol: str, assignor: str, persisted: bool) -> dict:
+    import random
+
+    rng = random.Random(seed)
+    events, tick = [], 5
+    for _ in range(4):
+        tick += rng.randint(1, 12)
+        kind, who = rng.choice(["stall", "stall", "restart", "failover"]), rng.choice(["c1", "c2"])
+        if kind == "stall":
+            events.append({"at": tick, "event": "stall", "member": who, "ticks": rng.choice([2, 8, 15])})
+        elif kind == "restart":
+            events.append({"at": tick, "event": "restart", "member": who})
+        else:
+            events.append({"at": tick, "event": "failover", "persisted": persisted})
+    name = f"trace-validation-{protocol}-{seed}"
+    return {"format": "stickyproof.simulation/1", "name": name, "assignor": assignor, "events": events,
+            "scenario": {"format": "stickyproof.scenario/1", "name": name, "protocol": protocol, "topics": {"t": 1},
+                         "members": [{"id": c, "topics": ["t"], "assignors": [assignor]} for c in ("c1", "c2")]}}
+
+
+def _non_steps(tmp_path, doc: dict, variant, *, drop: str | None = None) -> tuple[int, list[int]]:
+    """(ticks checked, ticks that are no run of at most STEPS_PER_TICK model steps) for ``doc``'s simulation."""
+    import z3
+
+    from stickyproof.group.runner import resolve_simulation
+    from stickyproof.group.simulator import simulate
+
+    pm, engine, state, logic = (_module(n) for n in ("protocol.model", "protocol.engine", "protocol.state", "logic"))
+    path = tmp_path / f"{doc['name']}.json"
+    path.write_text(json.dumps(doc))
+    scenario, schedule, switched, assignor, name = resolve_simulation(str(path), None, (), None)
+    result = simulate(scenario, schedule, without=switched, assignor=assignor, name=name)
+    assert result.ok and len(result.steps) > 5
+    model = pm.ProtocolModel(variant)
+    if drop is not None:
+        model.actions = tuple(a for a in model.actions if a.name != drop)
+    v = logic.Concrete({"M": 2, "P": 1}, int_bits=10)
+    states = [state.ConcreteState(v, pm.STATE, f"s{i}") for i in range(STEPS_PER_TICK + 1)]
+    solver = engine._bitblast_solver()
+    for i in range(STEPS_PER_TICK):
+        solver.add(*engine.transition(model, v, states[i], states[i + 1], str(i))[0])
+    bad = []
+    for before, after in zip(result.steps, result.steps[1:]):
+        solver.push()
+        solver.add(_abstract(before, states[0]), z3.Or(*[_abstract(after, s) for s in states]))
+        if solver.check() != z3.sat:
+            bad.append(after.tick)
+        solver.pop()
+    return len(result.steps) - 1, bad
+
+
+@pytest.mark.parametrize("protocol, assignor, trust", [("eager", "sticky", "unique"), ("cooperative", "cooperative-sticky", "top")])
+@pytest.mark.parametrize("failover", ["persisted", "lost"])
+def test_simulator_ticks_on_random_histories_are_steps_of_the_model(tmp_path, protocol, assignor, trust, failover):
+    pm = _module("protocol.model")
+    variant = pm.Variant(protocol, trust, failover=failover)
+    for seed in range(2):
+        doc = _random_history(seed, protocol, assignor, persisted=failover == "persisted")
+        checked, bad = _non_steps(tmp_path, doc, variant)
+        assert checked > 5 and not bad, (doc["events"], bad)
+
+
+def test_trace_validation_fails_when_the_model_loses_an_action(tmp_path):
+    """Not vacuous: without SyncReceive (or with one step a tick) the simulator's ticks are not model runs."""
+    pm = _module("protocol.model")
+    doc = _random_history(0, "eager", "sticky", persisted=True)
+    variant = pm.Variant("eager", "unique", failover="persisted")
+    assert _non_steps(tmp_path, doc, variant, drop="SyncReceive")[1]
+    assert _non_steps(tmp_path, doc, variant, drop="CompleteJoin")[1]
