@@ -152,7 +152,8 @@ def test_decode_output_encodes_back_to_the_same_bytes(capsys, monkeypatch):
         ("subscription", {}, "topics: required field is missing"),
         ("subscription", [], "expected a JSON object, got array"),
         ("assignment", {"assigned": {"t": [2**31]}}, "outside the int32 range"),
-        ("sticky-user-data", {"previous_assignment": {}, "version": 2}, "cannot write version 2"),
+        ("sticky-user-data", {"previous_assignment": {}, "version": 2}, "version: sticky-user-data has versions 0-1; got 2"),
+        ("subscription", {"topics": [], "version": 4}, "version: subscription has versions 0-3; got 4"),
         ("cooperative-user-data", {"generation": "5"}, "generation: expected an integer, got string"),
     ],
 )

@@ -284,10 +284,13 @@ def test_cli_assign_prints_the_assignment_document(tmp_path, capsys):
 
 
 def test_cli_assign_failures_are_one_line_and_exit_2(tmp_path, capsys):
-    ref = write(tmp_path, {"format": "stickyproof.scenario/1", "topics": {"t": 3}, "members": []})
-    assert main(["assign", ref, "--assignor", "roundrobin"]) == 2
+    # KAFKA_SEMANTICS §10 K1: claims past the partition count make the constrained path's round robin throw.
+    ref = write(tmp_path, {"format": "stickyproof.scenario/1", "topics": {"t": 4},
+                           "members": [{"id": "a", "topics": ["t"], "owned": {"t": [5, 6]}, "generation": 1},
+                                       {"id": "b", "topics": ["t"]}]})
+    assert main(["assign", ref, "--assignor", "sticky"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("AssignorFailure: java.lang.IllegalArgumentException")
+    assert err.count("\n") == 1 and err.startswith("AssignorFailure: IllegalStateException")
     assert main(["assign", ref, "--assignor", "nope"]) == 2
     assert capsys.readouterr().err.startswith("UnknownAssignor:")
 

@@ -105,6 +105,12 @@ RULES = [
     ("members not a list", lambda d: d.update(members={}), "members", "expected an array"),
     ("notes not an array", lambda d: d.update(notes="generations unknown"), "notes", "expected an array of strings"),
     ("note not a string", lambda d: d.update(notes=["ok", 3]), "notes[1]", "expected a string"),
+    ("empty member id", lambda d: d["members"][1].update(id=""), "members[1].id", "got the empty string"),
+    ("empty subscribed topic", lambda d: d["members"][1].update(topics=[""]), "members[1].topics[0]", "got the empty string"),
+    ("empty topic name", lambda d: d["topics"].update({"": 3}), "topics.", "got the empty string"),
+    ("empty owned topic", lambda d: d["members"][0]["owned"].update({"": [0]}), "members[0].owned.", "got the empty string"),
+    ("no members", lambda d: d.update(members=[]), "members", "at least one member"),
+    ("count past int32 in object", lambda d: d["topics"].update(audit={"partitions": 2**31}), "topics.audit.partitions", "exceeds int32"),
 ]
 
 
@@ -203,7 +209,7 @@ names = st.text(alphabet="abcxyz-_.0123456789", min_size=1, max_size=6)
 @st.composite
 def documents(draw):
     topics = draw(st.dictionaries(names, st.integers(0, 6), max_size=4))
-    ids = draw(st.lists(names, unique=True, max_size=5))
+    ids = draw(st.lists(names, unique=True, min_size=1, max_size=5))
     members = []
     for mid in ids:
         subs = draw(st.lists(st.sampled_from(sorted(topics) + ["ghost"]), unique=True, max_size=4))

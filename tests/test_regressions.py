@@ -1,13 +1,12 @@
 """Replay every regression scenario in tests/regressions/ (format: tests/regressions/README.md).
 
-Each file is run through the leader with its assignor and compared with its ``expect`` object.
-A file is skipped only while a module it needs does not exist yet, with that module named;
-an expectation that is not met fails.
+Each file is run through the leader with its assignor and compared with its ``expect`` object;
+an expectation that is not met fails. ``replay_file`` is the one replay every regression folder
+uses (tests/regressions/peers/ through ``test_regressions_peers``).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from pathlib import Path
@@ -32,19 +31,6 @@ REPEATS = 50
 # Documentation keys.
 EXTRA_KEYS = {"kafka_rules"}
 EXPECT_KEYS = {"assignor", "mechanism", "direct"} | OUTCOME_KEYS | EXTRA_KEYS
-PENDING_MODULES = {"stickyproof.leader", "stickyproof.oracle.invariants", "stickyproof.oracle.grade"}
-
-
-def _module(name: str):
-    """Import ``name``; a missing *pending* module is a skip reason (returned as str), anything else raises."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name in PENDING_MODULES:
-            return f"{exc.name} does not exist yet"
-        raise
-
-
 def _check_outcome(where: str, outcome: dict[str, Any]) -> None:
     assert any(k in outcome for k in OUTCOMES), f"{where}: expect needs one of {', '.join(OUTCOMES)}"
     failing = {"error", "kafka_exception"} & set(outcome)
@@ -120,8 +106,8 @@ def _error_problem(exc: StickyproofError | None, outcome: dict[str, Any]) -> str
     return None
 
 
-def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Run one rebalance and compare it with ``outcome``: (problems, modules still missing)."""
+def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any]) -> list[str]:
+    """Run one rebalance and compare it with ``outcome``: the problems found."""
     tag = "direct: " if direct else ""
     if "error" in outcome or "kafka_exception" in outcome:
         try:
@@ -130,11 +116,10 @@ def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any
             problem = _error_problem(exc, outcome)
         else:
             problem = _error_problem(None, outcome)
-        return ([tag + problem] if problem else []), []
+        return [tag + problem] if problem else []
 
     result = leader.lead(scenario, assignor, direct=direct)
     problems: list[str] = []
-    pending: list[str] = []
     if "nondeterministic" in outcome or "kept_below" in outcome:
         problems += [tag + p for p in _repeated(leader, scenario, assignor, direct, outcome)]
     if "assignment" in outcome or "revoking" in outcome:
@@ -155,19 +140,17 @@ def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any
                 problems.append(f"{tag}{key}: expected {want[key]}, got {got[key]}")
 
     if "check" in outcome:
-        invariants = _module("stickyproof.oracle.invariants")
-        if isinstance(invariants, str):
-            pending.append(invariants)
-        else:
-            checked = invariants.check_assignment(scenario, result.assignment, balance=outcome.get("balance"))
-            problems += [tag + p for p in _compare_record("check", checked.to_dict(), outcome["check"], list(checked.violated()))]
+        from stickyproof.oracle.invariants import check_assignment
+
+        checked = check_assignment(scenario, result.assignment, balance=outcome.get("balance"))
+        problems += [tag + p for p in _compare_record("check", checked.to_dict(), outcome["check"], list(checked.violated()))]
 
     if "grade" in outcome:
         from stickyproof.grading import grade_assignor
 
         graded = grade_assignor(scenario, assignor, direct=direct, contract=outcome.get("balance"))
         problems += [tag + p for p in _compare_record("grade", graded.to_dict(), outcome["grade"], list(graded.violated()))]
-    return problems, pending
+    return problems
 
 
 def _repeated(leader, scenario, assignor, direct: bool, outcome: dict[str, Any]) -> list[str]:
@@ -204,19 +187,20 @@ def test_regression_file_is_well_formed(path):
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_regression(path):
+    replay_file(path)
+
+
+def replay_file(path: Path, assignor: Any = None) -> None:
+    """Replay one regression file with its assignor (or ``assignor``, an ``AssignorInfo`` standing for
+    it) and fail naming every unmet expectation and the file's mechanism."""
+    from stickyproof import leader
+
     scenario, expect = load_regression(path)
-    leader = _module("stickyproof.leader")
-    if isinstance(leader, str):
-        pytest.skip(leader)
+    assert scenario.name == path.stem, f"{path.name}: name should be the file's stem"
     problems: list[str] = []
-    pending: list[str] = []
     for direct, outcome in runs_of(expect):
-        p, q = replay(leader, scenario, expect["assignor"], direct, outcome)
-        problems += p
-        pending += q
+        problems += replay(leader, scenario, assignor or expect["assignor"], direct, outcome)
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems) + f"\nmechanism: {expect['mechanism']}"
-    if pending:
-        pytest.skip("; ".join(sorted(set(pending))))
 
 
 def test_regression_files_read_as_scenarios_and_keep_their_expectation(tmp_path):

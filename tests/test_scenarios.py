@@ -462,7 +462,10 @@ def test_kip615_2100_is_the_scale_case():
 def run_cli(argv, capsys, stdin: bytes | None = None, monkeypatch=None):
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    code = main(argv)
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # a usage error argparse reports (a flag's value out of its range)
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from ._json import has_surrogate, parse_json, surrogate_message
 from .errors import InvalidScenario
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Assignment",
     "Index",
     "scenario_from_dict",
+    "topics_from_dict",
     "scenario_to_dict",
     "assignment_from_dict",
     "assignment_to_dict",
@@ -117,6 +119,15 @@ class Scenario:
                 return m
         raise KeyError(member_id)
 
+    def partition_count(self) -> int:
+        """Partitions in the leader's metadata, counted without building them (a topic may have 2^31 - 1)."""
+        return sum(t.partitions for t in self.topics)
+
+    def subscribed_partition_count(self) -> int:
+        """``len(self.subscribed_partitions())``, by arithmetic: what ``validate`` reports and the limits check."""
+        subscribed = {t for m in self.members for t in m.topics}
+        return sum(t.partitions for t in self.topics if t.name in subscribed)
+
     def subscribed_partitions(self) -> list[TopicPartition]:
         """Every existing partition of a topic somebody subscribes to, sorted (KAFKA_SEMANTICS 0.4)."""
         subscribed = {t for m in self.members for t in m.topics}
@@ -188,12 +199,36 @@ def _require(obj: Mapping[str, Any], key: str, path: str) -> Any:
     return obj[key]
 
 
+def _name(value: Any, path: str, what: str) -> str:
+    """A member id, topic or other name Kafka writes as a UTF-8 string: non-empty, no lone surrogate.
+
+    An empty member id is the one a consumer sends *before* the coordinator names it; no member of a
+    group the leader assigns has it. An empty topic name is not a topic (Kafka's ``Topic.validate``).
+    """
+    _expect(value, str, path, what)
+    if not value:
+        raise InvalidScenario(path, f"expected {what}, got the empty string")
+    if has_surrogate(value):
+        raise InvalidScenario(path, surrogate_message(value))
+    return value
+
+
+def _text(value: Any, path: str, what: str) -> str:
+    """A free string (rack, instance id, assignor name, note): a string with no lone surrogate."""
+    _expect(value, str, path, what)
+    if has_surrogate(value):
+        raise InvalidScenario(path, surrogate_message(value))
+    return value
+
+
 def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
     if isinstance(raw, Mapping):
         _check_keys(raw, ("partitions", "racks"), path)
         count = _int(_require(raw, "partitions", path), f"{path}.partitions", "a partition count")
         if count < 0:
             raise InvalidScenario(f"{path}.partitions", f"negative partition count {count}")
+        if count > INT32_MAX:
+            raise InvalidScenario(f"{path}.partitions", f"partition count {count} exceeds int32")
         racks_raw = raw.get("racks")
         racks = None
         if racks_raw is not None:
@@ -205,7 +240,7 @@ def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
             parsed = []
             for p, rl in enumerate(racks_raw):
                 _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
-                parsed.append(tuple(_expect(r, str, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
+                parsed.append(tuple(_text(r, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
             racks = tuple(parsed)
         return Topic(name, count, racks)
     count = _int(raw, path, "a partition count or {partitions, racks}")
@@ -222,9 +257,9 @@ _MEMBER_FIELDS = ("id", "topics", "owned", "generation", "version", "rack", "ins
 def _member_from_json(raw: Any, path: str) -> Member:
     _expect(raw, Mapping, path, "a member object")
     _check_keys(raw, _MEMBER_FIELDS, path)
-    member_id = _expect(_require(raw, "id", path), str, f"{path}.id", "a member id string")
+    member_id = _name(_require(raw, "id", path), f"{path}.id", "a member id string")
     topics_raw = _expect(_require(raw, "topics", path), list, f"{path}.topics", "an array of topic names")
-    topics = tuple(_expect(t, str, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
+    topics = tuple(_name(t, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
     owned_raw = raw.get("owned", {})
     owned = partitions_by_topic({} if owned_raw is None else owned_raw, f"{path}.owned")
     generation = _int(raw.get("generation", DEFAULT_GENERATION), f"{path}.generation", "an integer generation")
@@ -235,16 +270,22 @@ def _member_from_json(raw: Any, path: str) -> Member:
         raise InvalidScenario(f"{path}.version", f"version {version} outside 0..{MAX_VERSION}")
     rack = raw.get("rack")
     if rack is not None:
-        _expect(rack, str, f"{path}.rack", "a rack name or null")
+        _text(rack, f"{path}.rack", "a rack name or null")
     instance_id = raw.get("instance_id")
     if instance_id is not None:
-        _expect(instance_id, str, f"{path}.instance_id", "an instance id or null")
+        _text(instance_id, f"{path}.instance_id", "an instance id or null")
     assignors_raw = raw.get("assignors", [])
     if assignors_raw is None:
         assignors_raw = []
     _expect(assignors_raw, list, f"{path}.assignors", "an array of assignor names")
-    assignors = tuple(_expect(a, str, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
+    assignors = tuple(_text(a, f"{path}.assignors[{i}]", "an assignor name") for i, a in enumerate(assignors_raw))
     return Member(member_id, topics, owned, generation, version, rack, instance_id, assignors)
+
+
+def topics_from_dict(raw: Any, path: str = "topics") -> tuple[Topic, ...]:
+    """Read the ``topics`` object of a scenario (the leader's metadata) at ``path``."""
+    _expect(raw, Mapping, path, "an object of topic name to partition count")
+    return tuple(_topic_from_json(_name(n, f"{path}.{n}", "a topic name"), v, f"{path}.{n}") for n, v in raw.items())
 
 
 def scenario_from_dict(doc: Any) -> Scenario:
@@ -257,16 +298,19 @@ def scenario_from_dict(doc: Any) -> Scenario:
     fmt = _require(doc, "format", "")
     if fmt != SCENARIO_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
-    name = _expect(doc.get("name", ""), str, "name", "a string")
+    name = _text(doc.get("name", ""), "name", "a string")
     notes = _expect(doc.get("notes", []), list, "notes", "an array of strings")
     for i, note in enumerate(notes):
-        _expect(note, str, f"notes[{i}]", "a string")
+        _text(note, f"notes[{i}]", "a string")
     protocol = _expect(doc.get("protocol", "eager"), str, "protocol", "a string")
     if protocol not in PROTOCOLS:
         raise InvalidScenario("protocol", f"unknown protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
-    topics_raw = _expect(_require(doc, "topics", ""), Mapping, "topics", "an object of topic name to partition count")
-    topics = tuple(_topic_from_json(n, raw, f"topics.{n}") for n, raw in topics_raw.items())
+    topics = topics_from_dict(_require(doc, "topics", ""))
     members_raw = _expect(_require(doc, "members", ""), list, "members", "an array of members")
+    if not members_raw:
+        # R14: Kafka's leader is itself a member, so no group it assigns is empty (and its assignors
+        # divide by zero on one); a scenario with nobody in it describes no rebalance.
+        raise InvalidScenario("members", "a group has at least one member (its leader, R14); got an empty array")
     members = tuple(_member_from_json(m, f"members[{i}]") for i, m in enumerate(members_raw))
     seen: dict[str, int] = {}
     for i, m in enumerate(members):
@@ -292,6 +336,7 @@ def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> 
     out: list[TopicPartition] = []
     for topic, parts in doc.items():
         ppath = f"{path}.{topic}"
+        _name(topic, ppath, "a topic name")
         _expect(parts, list, ppath, "an array of partition numbers")
         seen: set[int] = set()
         for i, p in enumerate(parts):
@@ -345,10 +390,12 @@ def assignment_from_dict(doc: Any) -> Assignment:
     if fmt != ASSIGNMENT_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {ASSIGNMENT_FORMAT!r})")
     raw = _expect(_require(doc, "assignment", ""), Mapping, "assignment", "an object of member id to partitions")
-    assignment = {m: partitions_by_topic(v, f"assignment.{m}", allow_repeats=True) for m, v in raw.items()}
+    assignment = {_name(m, f"assignment.{m}", "a member id"): partitions_by_topic(v, f"assignment.{m}", allow_repeats=True)
+                  for m, v in raw.items()}
     revoking_raw = doc.get("revoking") or {}
     _expect(revoking_raw, Mapping, "revoking", "an object of member id to partitions")
-    revoking = {m: partitions_by_topic(v, f"revoking.{m}", allow_repeats=True) for m, v in revoking_raw.items()}
+    revoking = {_name(m, f"revoking.{m}", "a member id"): partitions_by_topic(v, f"revoking.{m}", allow_repeats=True)
+                for m, v in revoking_raw.items()}
     return Assignment(assignment, revoking)
 
 
@@ -370,18 +417,6 @@ def assignment_to_dict(assignment: Assignment, *, sort: bool = True) -> dict[str
     revoking = {m: shape(v) for m, v in sorted(assignment.revoking.items()) if v}
     doc["revoking"] = revoking
     return doc
-
-
-def parse_json(text: str | bytes, source: str = "input") -> Any:
-    """Parse JSON, turning any decoding failure into InvalidScenario with line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidScenario("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidScenario("", f"{source} is not UTF-8 text: byte offset {exc.start}") from exc
-    except RecursionError as exc:
-        raise InvalidScenario("", f"{source} nests too deeply to read") from exc
 
 
 def _read_text(path: str | Path) -> str | bytes:

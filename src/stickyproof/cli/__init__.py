@@ -15,8 +15,11 @@ dependencies (OR-Tools, Z3, PySpark) are imported inside handlers so ``--help`` 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Callable
+import threading
+import time
+from typing import Any, Callable
 
 from .. import __version__
 from ..errors import StickyproofError
@@ -58,16 +61,135 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "func"):
-        parser.print_help(sys.stderr)
-        return 2
+    """Run one command; ``argv`` None means a real process (``stickyproof ...``), which also gets the
+    interrupt watchdog (see ``_watch_interrupts``)."""
+    restore = _watch_interrupts() if argv is None else None
     try:
+        return _run(argv)
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _run(argv: list[str] | None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not hasattr(args, "func"):
+            parser.print_help(sys.stderr)
+            return 2
+        if getattr(args.func, "__module__", "").rsplit(".", 1)[-1] in _SOLVER_COMMANDS:
+            _solvers_leave_ctrl_c_to_python()
         return int(args.func(args) or 0)
     except StickyproofError as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"{type(exc).__name__}: {message}\n")
-        return 2
+        return _one_line(exc)
+    except KeyboardInterrupt:
+        return _interrupted()
+    except BaseExceptionGroup as group:  # Hypothesis (hunt) wraps what its test raised
+        leaves = _leaves(group)
+        if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+            return _interrupted()
+        if leaves and all(isinstance(e, StickyproofError) for e in leaves):
+            return _one_line(leaves[0])  # type: ignore[arg-type]
+        raise
     except BrokenPipeError:  # pragma: no cover - `stickyproof ... | head`
         return 0
+
+
+def _one_line(exc: StickyproofError) -> int:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    # a lone surrogate quoted from the input is written escaped, never as an encoding error
+    sys.stderr.write(f"{type(exc).__name__}: {message}\n".encode("utf-8", "backslashreplace").decode("utf-8"))
+    return 2
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for e in group.exceptions:
+        out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Ctrl-C: exit 130 and one line, in every command, even inside a solver's C code
+
+_SOLVER_COMMANDS = {"grade", "hunt", "sweep", "simulate", "solve"}  # cli modules whose commands run Z3 or CP-SAT
+_said = threading.Lock()
+INTERRUPT_GRACE_SECONDS = 3.0
+"""After Ctrl-C, how long the command has to unwind (close its progress bar, stop Spark; a sweep's
+committed chunks are already on disk) before the watchdog ends the process itself."""
+
+
+def _interrupted() -> int:
+    import signal
+
+    try:  # a second Ctrl-C while the command winds down changes nothing: ignore it
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # the watchdog thread: it ends the process next
+        pass
+    if _said.acquire(blocking=False):
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+    return 130
+
+
+def _solvers_leave_ctrl_c_to_python() -> None:
+    """Both solvers take SIGINT for themselves by default, which loses the user's Ctrl-C: Z3 answers
+    ``unknown`` to the check it interrupts (the oracle then reports a SolverError), and CP-SAT stops
+    its search *and leaves SIGINT at the system default when it returns*, so a later Ctrl-C kills the
+    process without a word. With Z3's ``ctrl_c`` off and CP-SAT's ``catch_sigint_signal`` off on
+    every solve, the signal reaches Python (and the watchdog). The CP-SAT half belongs in the oracle
+    (``solver.parameters.catch_sigint_signal = False`` where it builds its solvers); until then the
+    command line sets it on each solve."""
+    import z3
+    from ortools.sat.python import cp_model
+
+    z3.set_param("ctrl_c", False)
+    solve = cp_model.CpSolver.solve
+    if getattr(solve, "_leaves_sigint_to_python", False):
+        return
+
+    def solve_without_sigint(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.parameters.catch_sigint_signal = False
+        return solve(self, *args, **kwargs)
+
+    solve_without_sigint._leaves_sigint_to_python = True  # type: ignore[attr-defined]
+    cp_model.CpSolver.solve = solve_without_sigint  # type: ignore[method-assign]
+
+
+def _watch_interrupts() -> Callable[[], None] | None:
+    """A thread woken by SIGINT through ``signal.set_wakeup_fd``: Python runs its handler (and raises
+    ``KeyboardInterrupt``) only between bytecodes, so a command inside a long C call (a CP-SAT or Z3
+    solve, a flow) would not stop. The watchdog gives the main thread ``INTERRUPT_GRACE_SECONDS`` to
+    unwind, then says ``interrupted`` and ends the process with 130. Returns what restores the old
+    wakeup fd."""
+    import signal
+    import socket
+
+    try:
+        reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread, or no socketpair
+        return None
+
+    def watch() -> None:
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:  # pragma: no cover - closed at exit
+                return
+            if not data:
+                return
+            if signal.SIGINT in data:
+                time.sleep(INTERRUPT_GRACE_SECONDS)
+                _interrupted()
+                os._exit(130)
+
+    threading.Thread(target=watch, name="stickyproof-interrupt-watchdog", daemon=True).start()
+
+    def restore() -> None:
+        signal.set_wakeup_fd(previous)
+        writer.close()
+
+    return restore

@@ -1,14 +1,31 @@
-"""What every command shares: the parser class, JSON output, reading scenarios, the ``Limits`` flags."""
+"""What every command shares: the parser class, the scenario argument, ``--json``, reading scenarios, the
+size limits, the ``Limits`` flags, and the checked number types of other options.
+
+One grammar for every command (issue 14): a scenario is a positional argument (a file, ``-`` for
+standard input, or a bundled name), every command takes ``--json``, a limit has one spelling
+everywhere (``grading.Limits``'s field names as flags), and a bad value is one line on stderr with
+exit 2 naming the flag.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidScenario
 from ..model import Scenario, dump_json, load_scenario
+
+SCENARIO_HELP = "scenario file, '-' for standard input, or a bundled scenario name (see 'stickyproof scenarios list')"
+
+#: The documented size limits (docs/limits.md): a scenario above either is refused before anything is
+#: built, with exit 2 naming the limit. They admit the project's production scale (Kafka's large
+#: test shape, 2,000 members x 1,000,000 partitions) with headroom; peak memory at the largest
+#: accepted input is measured by benchmarks/limits.py.
+DEFAULT_MAX_PARTITIONS = 1_000_000
+DEFAULT_MAX_MEMBERS = 5_000
 
 
 class Parser(argparse.ArgumentParser):
@@ -22,15 +39,103 @@ def print_json(doc: Any) -> None:
     sys.stdout.write(dump_json(doc) + "\n")
 
 
-def load_scenario_ref(ref: str) -> Scenario:
-    """A scenario file path, ``-`` for standard input, or the name of a bundled scenario."""
+def add_scenario_arg(p: argparse.ArgumentParser, name: str = "scenario") -> None:
+    p.add_argument(name, metavar="SCENARIO", help=SCENARIO_HELP)
+
+
+def add_json_flag(p: argparse.ArgumentParser, what: str = "print the result as JSON") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+# ------------------------------------------------------------------------------------------
+# Numbers: checked at parse time, so a bad value is argparse's one line naming the flag
+
+
+def positive_int(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def any_int(text: str) -> int:
+    return _integer(text)
+
+
+def fraction(text: str) -> float:
+    """A number in 0..1 (a stickiness ratio); nan and inf are not."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    stripped = text.strip()
+    if len(stripped) > 30:  # never hand int() 5,000 digits
+        raise argparse.ArgumentTypeError(f"expected an integer, got {len(stripped)} characters")
+    try:
+        return int(stripped)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+# ------------------------------------------------------------------------------------------
+# Scenarios, and the size limits
+
+
+def add_size_flags(p: argparse.ArgumentParser) -> None:
+    """``--max-partitions`` and ``--max-members``: the documented size limits, for commands that build
+    every partition (assign, solve, check, grade, simulate)."""
+    p.add_argument("--max-partitions", type=positive_int, default=DEFAULT_MAX_PARTITIONS, metavar="N",
+                   help=f"refuse a scenario with more than N partitions in its topics (default {DEFAULT_MAX_PARTITIONS:,}; "
+                   "see docs/limits.md)")
+    p.add_argument("--max-members", type=positive_int, default=DEFAULT_MAX_MEMBERS, metavar="N",
+                   help=f"refuse a scenario with more than N members (default {DEFAULT_MAX_MEMBERS:,})")
+
+
+def check_size(scenario: Scenario, max_partitions: int | None, max_members: int | None) -> Scenario:
+    """``scenario``, or InvalidScenario naming the limit it exceeds (counted by arithmetic, never built)."""
+    if max_partitions is not None:
+        total = scenario.partition_count()
+        if total > max_partitions:
+            raise InvalidScenario(
+                "topics", f"{total:,} partitions in total, more than --max-partitions {max_partitions:,} "
+                "(a documented limit, docs/limits.md; raise it with --max-partitions N)")
+    if max_members is not None and len(scenario.members) > max_members:
+        raise InvalidScenario(
+            "members", f"{len(scenario.members):,} members, more than --max-members {max_members:,} "
+            "(a documented limit, docs/limits.md; raise it with --max-members N)")
+    return scenario
+
+
+def sized(args: argparse.Namespace, scenario: Scenario) -> Scenario:
+    """``check_size`` with the command's ``--max-partitions``/``--max-members`` (when it has them)."""
+    return check_size(scenario, getattr(args, "max_partitions", None), getattr(args, "max_members", None))
+
+
+def load_scenario_ref(ref: str, args: argparse.Namespace | None = None) -> Scenario:
+    """A scenario file path, ``-`` for standard input, or the name of a bundled scenario; checked
+    against the size limits of ``args`` when given."""
     from ..scenarios import named
 
     if ref == "-" or Path(ref).exists():
-        return load_scenario(ref)
-    if ref in named.names():
-        return named.get(ref)
-    raise InvalidScenario("", f"{ref}: no such file, and no bundled scenario of that name (see 'stickyproof scenarios list')")
+        scenario = load_scenario(ref)
+    elif ref in named.names():
+        scenario = named.get(ref)
+    else:
+        raise InvalidScenario("", f"{ref}: no such file, and no bundled scenario of that name (see 'stickyproof scenarios list')")
+    return sized(args, scenario) if args is not None else scenario
 
 
 def read_json_arg(ref: str) -> Any:
@@ -44,6 +149,14 @@ def read_json_arg(ref: str) -> Any:
     except OSError as exc:
         raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
     return parse_json(data, ref)
+
+
+def write_text(path: str, text: str) -> None:
+    """Write an output file; a path that cannot be written is InvalidScenario naming it (exit 2)."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidScenario("", f"{path}: cannot write ({exc.strerror or exc})") from exc
 
 
 # ------------------------------------------------------------------------------------------
@@ -75,7 +188,7 @@ def add_limit_flags(p: argparse.ArgumentParser, defaults: Any, *names: str) -> N
         flag = "--" + name.replace("_", "-")
         shown = "none" if default is None else f"{default:g}"
         if name == "shrink_evaluations":
-            p.add_argument(flag, type=int, default=default, metavar="N", help=f"{_LIMIT_FLAGS[name]} (default {shown})")
+            p.add_argument(flag, type=any_int, default=default, metavar="N", help=f"{_LIMIT_FLAGS[name]} (default {shown})")
         else:
             p.add_argument(flag, type=_seconds, default=default, metavar="S",
                            help=f"{_LIMIT_FLAGS[name]}; 'none' for no limit (default {shown})")

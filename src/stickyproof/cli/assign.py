@@ -4,24 +4,40 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from ..errors import InvalidScenario
+from ..grading import Limits
 from ..model import dump_json
-from ._common import load_scenario_ref, print_json
+from ._common import (
+    SCENARIO_HELP,
+    add_json_flag,
+    add_limit_flags,
+    add_size_flags,
+    limits_from,
+    load_scenario_ref,
+    print_json,
+    write_text,
+)
+
+ASSIGN_LIMITS = Limits()
+"""``assign`` bounds nothing by default (a user assignor in its worker is still bounded per call)."""
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
+    from ..grading import call_with_limit, leader_run
     from ..leader import lead
     from ..model import assignment_to_dict
 
-    result = lead(load_scenario_ref(args.scenario), args.assignor, direct=args.direct)
-    text = dump_json(assignment_to_dict(result.assignment)) + "\n"
+    limits = limits_from(args, ASSIGN_LIMITS)
+    scenario = load_scenario_ref(args.scenario, args)
+    if args.assignor is None:  # the group's own vote picks the assignor
+        assignment = call_with_limit(lambda: lead(scenario, None, direct=args.direct).assignment, limits.assignor_seconds)
+    else:
+        from ..assignors.registry import get_assignor
+
+        assignment = leader_run(get_assignor(args.assignor), direct=args.direct, limits=limits)(scenario)
+    text = dump_json(assignment_to_dict(assignment)) + "\n"
     if args.out:
-        try:
-            Path(args.out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InvalidScenario("", f"{args.out}: cannot write ({exc.strerror or exc})") from exc
+        write_text(args.out, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -32,11 +48,11 @@ def add_assign(sub: argparse._SubParsersAction) -> None:
         "assign",
         help="run one rebalance of a scenario with an assignor and print the assignment",
         description="Run the leader path: encode each member's subscription at its version, decode it, run the "
-        "assignor on what decoding yields, validate as Kafka's leader does (R39 under cooperative), and print the "
-        "assignment document ('revoking' filled for cooperative rounds). Assignor failures (Kafka's own throws) "
-        "are one line on stderr and exit 2.",
+        "assignor on what decoding yields, validate as Kafka's leader does (R39 under cooperative, docs/rules.md), "
+        "and print the assignment document ('revoking' filled for cooperative rounds). Assignor failures (Kafka's own "
+        "throws) are one line on stderr and exit 2.",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument(
         "--assignor",
         default=None,
@@ -50,6 +66,9 @@ def add_assign(sub: argparse._SubParsersAction) -> None:
         help="bypass the wire: hand the assignor each member's owned partitions, generation and rack as stated",
     )
     p.add_argument("--out", metavar="FILE", help="write the assignment document to FILE instead of standard output")
+    add_limit_flags(p, ASSIGN_LIMITS, "assignor_seconds")
+    add_size_flags(p)
+    add_json_flag(p, "print JSON (what assign always prints; accepted so every command takes --json)")
     p.set_defaults(func=_cmd_assign)
 
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..grading import Limits
-from ._common import add_limit_flags, limits_from, load_scenario_ref, print_json
+from ._common import SCENARIO_HELP, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
 
 BALANCE_CHOICES = ("uniform", "global", "kafka", "per-topic", "pairwise")
 
@@ -20,7 +20,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ..model import load_assignment
     from ..oracle.invariants import check_assignment
 
-    scenario = load_scenario_ref(args.scenario)
+    scenario = load_scenario_ref(args.scenario, args)
     result = check_assignment(scenario, load_assignment(args.assignment), balance=args.balance)
     doc = result.to_dict()
     if _human(args):
@@ -40,11 +40,12 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         "safety, revoking lists only claimed partitions (models/invariants.md). Prints {valid, violations: [{invariant, "
         "witness}]}; exit 1 when any invariant fails.",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
-    p.add_argument("assignment", help="assignment document (stickyproof.assignment/1)")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    p.add_argument("assignment", help="assignment document (stickyproof.assignment/1), or '-' for standard input")
     p.add_argument("--balance", choices=BALANCE_CHOICES, default=None,
                    help="balance mode (default: uniform when all subscriptions are equal, else global)")
     p.add_argument("--json", action="store_true", help="print the JSON record even on a terminal (it is printed when piped)")
+    add_size_flags(p)
     p.set_defaults(func=_cmd_check)
 
 
@@ -52,7 +53,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     from ..grading import grade_assignment, grade_assignor
 
     limits = limits_from(args, GRADE_LIMITS)
-    scenario = load_scenario_ref(args.scenario)
+    scenario = load_scenario_ref(args.scenario, args)
     if args.assignment:
         from ..model import load_assignment
 
@@ -143,7 +144,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         "unnecessarily'); piped or with --json, the grade as JSON (docs/grade.md). Exit 1 when it is not valid (an "
         "assignor that throws is recorded in 'error').",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--assignor", help="built-in name, NAME@VERSION variant, or module.path:callable")
     who.add_argument("--assignment", metavar="FILE", help="grade this assignment document instead of running an assignor")
@@ -152,4 +153,5 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
                    help="judge balance by this mode instead of the assignor's own promise")
     p.add_argument("--json", action="store_true", help="print the JSON grade even on a terminal (it is printed when piped)")
     add_limit_flags(p, GRADE_LIMITS, "assignor_seconds", "z3_query_seconds")
+    add_size_flags(p)
     p.set_defaults(func=_cmd_grade)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from ..model import dump_json
-from ._common import add_limit_flags, limits_from, print_json
+from ._common import add_json_flag, add_limit_flags, any_int, fraction, limits_from, positive_int, print_json
 
 
 def _cmd_hunt(args: argparse.Namespace) -> int:
@@ -23,7 +24,7 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
         MofNCompleteColumn(),
         TextColumn("{task.fields[note]}"),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, quiet=not sys.stderr.isatty()),  # no bar (nor its blank line) in a log
         transient=True,
     )
     tasks: dict[str, Any] = {}
@@ -41,6 +42,7 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
         bar.update(tasks[p.phase], completed=p.done, total=p.total, note=note)
 
     limits = limits_from(args, DEFAULT_LIMITS)
+    _check_space(args.space or ())
     try:
         result = hunt(
             args.assignor,
@@ -85,26 +87,36 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
     return 1 if result.found else 0
 
 
+def _check_space(overrides: Any) -> None:
+    """Refuse, before Hypothesis starts, a space whose smallest group Hypothesis could never draw."""
+    from ..scenarios.sampler import Space, check_hypothesis_budget
+
+    check_hypothesis_budget(Space.from_overrides(list(overrides)))
+
+
 def add_hunt(sub: argparse._SubParsersAction) -> None:
     from ..hunt import DEFAULT_EXAMPLES, DEFAULT_LIMITS
+    from ..scenarios.space import knobs_help
 
     p = sub.add_parser(
         "hunt",
         help="search generated groups for one the assignor gets wrong, shrink it, save it as a regression",
-        description="Hypothesis draws groups from the scenario space and grades the assignor on each through the "
+        description=textwrap.fill("Hypothesis draws groups from the scenario space and grades the assignor on each through the "
         "leader path; the first group on which it breaks an invariant, raises, runs past the time limit or keeps "
         "less than --min-stickiness of the optimal stickiness is shrunk by delta debugging and printed with the "
         "violated invariant and the oracle's witness. The same --seed gives the same hunt. Exit 1 when a failure "
-        "was found, 0 when every example passed, 2 on bad input.",
+        "was found, 0 when every example passed, 2 on bad input.", 100),
+        epilog=knobs_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--assignor", required=True, metavar="NAME",
                    help="a built-in assignor (see 'stickyproof assignors') or module.path:callable")
-    p.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
+    p.add_argument("--examples", type=positive_int, default=DEFAULT_EXAMPLES,
                    help=f"groups to draw at most (default {DEFAULT_EXAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    p.add_argument("--seed", type=any_int, default=0, help="Hypothesis seed (default 0)")
     p.add_argument("--space", nargs="+", action="extend", metavar="KNOB=VALUE",
-                   help="restrict the scenario space, e.g. members=2..6 versions=3,2 (repeatable)")
-    p.add_argument("--min-stickiness", type=float, default=None, metavar="R",
+                   help="restrict the scenario space, e.g. members=2..6 versions=3,2 (the knobs are listed below)")
+    p.add_argument("--min-stickiness", type=fraction, default=None, metavar="R",
                    help="also fail when the assignor keeps less than R (0..1) of the optimal stickiness")
     add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "shrink_seconds", "shrink_evaluations")
     p.add_argument("--direct", action="store_true",
@@ -122,5 +134,5 @@ def add_hunt(sub: argparse._SubParsersAction) -> None:
                    "and NAME does not; the largest shortfall in kept partitions against NAME is reported")
     p.add_argument("--save", metavar="DIR",
                    help="write the shrunk group as a regression file (tests/regressions/README.md format) into DIR")
-    p.add_argument("--json", action="store_true", help="print the hunt result as JSON")
+    add_json_flag(p, "print the hunt result as JSON")
     p.set_defaults(func=_cmd_hunt)

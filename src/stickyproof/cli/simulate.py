@@ -5,13 +5,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import print_json
+from ._common import add_json_flag, add_size_flags, print_json, sized
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from ..group.runner import run_simulation
+    from ..group.runner import resolve_simulation
+    from ..group.simulator import simulate
 
-    result = run_simulation(args.scenario, args.events, args.without or (), args.assignor)
+    ref = args.scenario if args.scenario is not None else args.scenario_flag
+    if ref is None:
+        from ..errors import InvalidOption
+
+        raise InvalidOption("SCENARIO", "simulate needs a scenario: a bundled name, a scenario or simulation file, or '-'")
+    if args.scenario is not None and args.scenario_flag is not None:
+        from ..errors import InvalidOption
+
+        raise InvalidOption("--scenario", "give the scenario once (positionally; --scenario is the old spelling)")
+    scenario, schedule, switched, assignor, name = resolve_simulation(ref, args.events, args.without or (), args.assignor)
+    sized(args, scenario)
+    result = simulate(scenario, schedule, without=switched, assignor=assignor, name=name)
     if args.json:
         print_json(result.to_dict())
     else:
@@ -30,15 +42,18 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         description="Simulate a consumer group tick by tick: coordinator and members as state machines, the leader "
         "assigning through the real leader path, events (joins, stalls, crashes, restarts, upgrades, fail-overs) from "
         "an events file or the named scenario's own schedule. Prints the trace (one row per step: what happened, the "
-        "generation, who owns what) and the monitors' verdicts; exit 1 when a monitor fails. See models/protocol.md.",
+        "generation, who owns what) and the monitors' verdicts; exit 1 when a monitor fails. An event scheduled at or "
+        "past config.max_ticks is refused (exit 2). See models/protocol.md.",
     )
-    p.add_argument("--scenario", required=True, metavar="NAME|FILE",
-                   help="bundled scenario name, scenario file, or stickyproof.simulation/1 document")
+    p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
+                   help="bundled scenario name, scenario file, stickyproof.simulation/1 document, or '-' for standard input")
+    p.add_argument("--scenario", dest="scenario_flag", default=None, metavar="SCENARIO", help=argparse.SUPPRESS)
     p.add_argument("--events", metavar="FILE", help="events file (replaces the scenario's own schedule)")
     p.add_argument("--without", action="append", choices=FEATURES, metavar="FEATURE",
                    help=f"switch a historical safeguard off (repeatable): {', '.join(FEATURES)}")
     p.add_argument("--assignor", metavar="NAME",
                    help="configure every member with this assignor (e.g. sticky@2.2, cooperative-sticky@2.4, module:callable)")
-    p.add_argument("--json", action="store_true", help="print the machine-readable trace instead of the table")
+    add_json_flag(p, "print the machine-readable trace instead of the table")
     p.add_argument("--brief", action="store_true", help="leave the protocol messages out of the table")
+    add_size_flags(p)
     p.set_defaults(func=_cmd_simulate)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..grading import Limits
-from ._common import add_limit_flags, limits_from, load_scenario_ref, print_json
+from ._common import SCENARIO_HELP, add_json_flag, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
 
 SOLVE_LIMITS = Limits(cpsat_seconds=60.0)
 
@@ -13,13 +13,14 @@ SOLVE_LIMITS = Limits(cpsat_seconds=60.0)
 def _cmd_solve(args: argparse.Namespace) -> int:
     from ..oracle.solve import solve_document
 
-    scenario = load_scenario_ref(args.scenario)
+    limits = limits_from(args, SOLVE_LIMITS)
+    scenario = load_scenario_ref(args.scenario, args)
     if args.view:
         from ..leader import decoded_view
 
         scenario = decoded_view(scenario, args.view)
     doc = solve_document(
-        scenario, engine=args.engine, balance=args.balance, time_limit=limits_from(args, SOLVE_LIMITS).cpsat_seconds, racks=args.racks
+        scenario, engine=args.engine, balance=args.balance, time_limit=limits.cpsat_seconds, racks=args.racks
     )
     print_json(doc)
     return 1 if doc.get("agree") is False else 0
@@ -35,7 +36,7 @@ def add_solve(sub: argparse._SubParsersAction) -> None:
         "seconds; 'proven' is true only with a solver proof or a checked flow certificate. With --engine both, exit 1 "
         "if two proven results disagree.",
     )
-    p.add_argument("scenario", help="scenario file, '-' for standard input, or a bundled scenario name")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default="global",
                    help="balance mode (default global; kafka is solved as global, which implies it)")
     add_limit_flags(p, SOLVE_LIMITS, "cpsat_seconds")
@@ -44,4 +45,6 @@ def add_solve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--view", metavar="ASSIGNOR",
                    help="optimise over the owned partitions and generations this assignor's leader would decode")
     p.add_argument("--racks", action="store_true", help="add the rack-locality tier (O3) after stickiness")
+    add_size_flags(p)
+    add_json_flag(p, "print JSON (what solve always prints; accepted so every command takes --json)")
     p.set_defaults(func=_cmd_solve)

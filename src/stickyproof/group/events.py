@@ -26,6 +26,8 @@ __all__ = [
     "event_from_dict",
     "event_to_dict",
     "events_from_doc",
+    "check_horizon",
+    "MAX_TICKS",
     "load_events",
     "simulation_from_dict",
     "simulation_to_dict",
@@ -236,7 +238,39 @@ def events_from_doc(doc: Any, path: str = "events", base: GroupConfig | None = N
         raise InvalidScenario(prefix, "must be an array of events")
     events = [event_from_dict(e, f"{prefix}[{i}]") for i, e in enumerate(doc)]
     ordered = tuple(e for _, e in sorted(enumerate(events), key=lambda pair: (pair[1].at, pair[0])))
-    return Schedule(ordered, config)
+    schedule = Schedule(ordered, config)
+    check_horizon(schedule)
+    return schedule
+
+
+#: The longest simulation a schedule may ask for (``config.max_ticks``): the simulator steps every tick,
+#: a few thousand a second, so 100,000 ticks (a group's life of days at one heartbeat a tick) runs in
+#: under a minute, and a ``max_ticks`` of 2^31 cannot hang ``simulate`` (docs/limits.md).
+MAX_TICKS = 100_000
+
+
+def check_horizon(schedule: Schedule, members: tuple[str, ...] = ()) -> None:
+    """Refuse an event the simulation would never reach (issue 14: it was silently dropped and the
+    output said every monitor held). The simulator stops at ``config.max_ticks``, so an event runs only
+    when scheduled before it; a rolling restart's last restart is ``at + (n - 1) * gap`` over its
+    ``members`` (or, listing none, the group's ``members`` when known). A ``max_ticks`` over
+    ``MAX_TICKS`` is refused too."""
+    horizon = schedule.config.max_ticks
+    if horizon > MAX_TICKS:
+        raise InvalidScenario("config.max_ticks", f"{horizon:,} ticks, more than the simulator's limit of {MAX_TICKS:,} "
+                              "(docs/limits.md)")
+    for e in schedule.events:
+        last, what = e.at, f"at tick {e.at}"
+        if e.event == "rolling-restart":
+            n = len(e.members) if e.members else len(members)
+            if n > 1:
+                last, what = e.at + (n - 1) * e.gap, f"its last restart at tick {e.at + (n - 1) * e.gap}"
+        if last >= horizon:
+            raise InvalidScenario(
+                f"{e.path}.at" if e.path else "at",
+                f"{e.describe()} is scheduled {what}, at or past the simulation's end (config.max_ticks = {horizon}): "
+                "it would never run; move it earlier or raise config.max_ticks",
+            )
 
 
 def load_events(path: str | Path, base: GroupConfig | None = None) -> Schedule:

@@ -1,7 +1,8 @@
 """From a scenario reference to a finished simulation: what ``stickyproof simulate`` calls.
 
-``--scenario`` may name a bundled scenario (which carries its event schedule in the catalogue), a
-scenario file, or a ``stickyproof.simulation/1`` document (scenario, events, switches together).
+The scenario may name a bundled scenario (which carries its event schedule in the catalogue), a
+scenario file, or a ``stickyproof.simulation/1`` document (scenario, events, switches together);
+``-`` reads either document from standard input.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Iterable
 from ..errors import InvalidScenario
 from ..model import parse_json, scenario_from_dict
 from .config import check_features
-from .events import SIMULATION_FORMAT, Schedule, events_from_doc, load_events, simulation_from_dict
+from .events import SIMULATION_FORMAT, Schedule, check_horizon, events_from_doc, load_events, simulation_from_dict
 from .simulator import SimulationResult, simulate
 
 __all__ = ["schedule_for", "run_simulation", "resolve_simulation"]
@@ -30,11 +31,16 @@ def resolve_simulation(
 ):
     """(scenario, schedule, without, assignor, name) for ``ref`` and the command-line overrides."""
     path = Path(ref)
-    if ref != "-" and path.exists():
-        try:
-            doc = parse_json(path.read_bytes(), ref)
-        except OSError as exc:
-            raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
+    if ref == "-" or path.exists():
+        if ref == "-":
+            import sys
+
+            doc, path = parse_json(sys.stdin.buffer.read(), "standard input"), Path("stdin")
+        else:
+            try:
+                doc = parse_json(path.read_bytes(), ref)
+            except OSError as exc:
+                raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
         if isinstance(doc, dict) and doc.get("format") == SIMULATION_FORMAT:
             sim = simulation_from_dict(doc)
             scenario, schedule = sim.scenario, sim.schedule
@@ -53,6 +59,7 @@ def resolve_simulation(
     if events is not None:
         schedule = load_events(events, schedule.config)
     switched |= set(check_features(without))
+    check_horizon(schedule, tuple(m.id for m in scenario.members))
     return scenario, schedule, frozenset(switched), assignor, name
 
 

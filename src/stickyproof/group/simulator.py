@@ -461,19 +461,21 @@ class Simulation:
                 return
             self.step()
 
+    def end_reason(self) -> str | None:
+        """Why the run stops now (``rebalance loop``, ``max_ticks``, ``settled``), or None to go on."""
+        if self.monitors.loop_detected:
+            return "rebalance loop"
+        if self.now >= self.config.max_ticks:
+            return "max_ticks"
+        if not self._queue and self.now > 0 and self.settled():
+            return "settled"
+        return None
+
     def run(self) -> SimulationResult:
         """Run until the group has settled after the last scheduled event, a loop is found, or ``max_ticks``."""
-        while True:
-            if self.monitors.loop_detected:
-                self._ended = "rebalance loop"
-                break
-            if self.now >= self.config.max_ticks:
-                self._ended = "max_ticks"
-                break
-            if not self._queue and self.now > 0 and self.settled():
-                self._ended = "settled"
-                break
+        while (ended := self.end_reason()) is None:
             self.step()
+        self._ended = ended
         return self.result()
 
     def result(self) -> SimulationResult:

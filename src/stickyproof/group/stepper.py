@@ -345,20 +345,12 @@ class Stepper(Simulation):
 
     def run(self):
         """``Simulation.run``, with heartbeat-only ticks skipped."""
-        while True:
-            if self.monitors.loop_detected:
-                self._ended = "rebalance loop"
-                break
-            if self.now >= self.config.max_ticks:
-                self._ended = "max_ticks"
-                break
-            if not self._queue and self.now > 0 and self.settled():
-                self._ended = "settled"
-                break
+        while (ended := self.end_reason()) is None:
             if self.now > 0:
                 until = self._quiet_until()
                 if until is not None and until > self.now:
                     self._skip_to(min(until, self.config.max_ticks))
                     continue
             self.step()
+        self._ended = ended
         return self.result()

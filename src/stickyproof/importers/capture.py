@@ -35,7 +35,6 @@ from ..model import (
     DEFAULT_GENERATION,
     MAX_VERSION,
     PROTOCOLS,
-    SCENARIO_FORMAT,
     Assignment,
     Member,
     Scenario,
@@ -43,6 +42,7 @@ from ..model import (
     parse_json,
     scenario_from_dict,
     scenario_to_dict,
+    topics_from_dict,
 )
 from ..wire import (
     ASSIGNMENT,
@@ -92,7 +92,7 @@ def import_capture(doc: Any, *, protocol: str | None = None, name: str | None = 
     default_assignor = _opt_str(doc, "assignor", "assignor")
     if "topics" not in doc:
         raise InvalidScenario("topics", "required field is missing (the leader's metadata: topic to partition count)")
-    topics = scenario_from_dict({"format": SCENARIO_FORMAT, "topics": doc["topics"], "members": []}).topics
+    topics = topics_from_dict(doc["topics"])
 
     notes: list[str] = []
     members: list[Member] = []

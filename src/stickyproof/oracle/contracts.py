@@ -36,10 +36,11 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import InvalidScenario, SolverError
+from ..errors import InvalidScenario
 from ..model import Assignment, Scenario, TopicPartition
 from .aggregate import Aggregate, aggregate
 from .claims import NO_MEMBER, retainable_claims, subscribers_by_topic
+from .optimal import solve_model
 
 __all__ = [
     "Contract",
@@ -272,13 +273,7 @@ def _cpsat(
     solver.parameters.num_workers = 1  # deterministic: the same unnecessary moves on every run
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    try:
-        status = solver.solve(model)
-    except (RuntimeError, ValueError, TypeError) as exc:
-        raise SolverError(f"CP-SAT failed on the {notion} contract optimum: {exc}") from exc
-    name = solver.status_name(status)
-    if name == "MODEL_INVALID":
-        raise SolverError(f"CP-SAT rejected the {notion} contract model: {model.validate() or 'MODEL_INVALID'}")
+    name = solve_model(solver, model, f"the {notion} contract optimum")
     if name not in ("OPTIMAL", "FEASIBLE"):
         return name, None, None
     values = np.zeros(agg.num_classes, dtype=np.int64)

@@ -29,7 +29,7 @@ from .flow import certified_solution, uniform_quota
 from .result import Objective, SolveResult, check_balance_mode
 from .windows import load_windows
 
-__all__ = ["BalanceSpec", "CpVars", "build_aggregated", "build_per_partition", "read_assignment", "solve_cpsat", "MODELS"]
+__all__ = ["BalanceSpec", "CpVars", "build_aggregated", "build_per_partition", "read_assignment", "solve_cpsat", "solve_model", "MODELS"]
 
 MODELS = ("aggregated", "per-partition")
 
@@ -263,14 +263,19 @@ def _run(model: Any, time_limit: float | None, workers: int, seed: int, *, preso
     # Presolve spends seconds (13 s at 263k Booleans) and finds nothing to remove in these
     # models; stage 1 of balance_source="cpsat" (the quadratic objective) keeps it.
     solver.parameters.cp_model_presolve = presolve
+    return solver, solve_model(solver, model)
+
+
+def solve_model(solver: Any, model: Any, what: str = "the model") -> str:
+    """``solver.solve(model)`` with OR-Tools' failures translated (``SolverError``); the status name."""
     try:
         status = solver.solve(model)
     except (RuntimeError, ValueError, TypeError) as exc:
-        raise SolverError(f"CP-SAT failed: {exc}") from exc
+        raise SolverError(f"CP-SAT failed on {what}: {exc}") from exc
     name = solver.status_name(status)
     if name == "MODEL_INVALID":
-        raise SolverError(f"CP-SAT rejected the model: {model.validate() or 'MODEL_INVALID'}")
-    return solver, name
+        raise SolverError(f"CP-SAT rejected {what}: {model.validate() or 'MODEL_INVALID'}")
+    return name
 
 
 def read_owner(agg: Aggregate, v: CpVars, solver: Any) -> np.ndarray:

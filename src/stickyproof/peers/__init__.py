@@ -108,12 +108,13 @@ def resolve(name: str) -> AssignorInfo | None:
     cannot start, no valid hello, kafka-python not installed)."""
     if not isinstance(name, str) or not name.startswith(PREFIXES):
         return None
+    key = (name, str(peers_dir()))  # a harness is the one its manifest names at the time
     with _LOCK:
-        info = _RESOLVED.get(name)
+        info = _RESOLVED.get(key)
         if info is None:
             info = _resolve_new(name)
             if info is not None:
-                _RESOLVED[name] = info
+                _RESOLVED[key] = info
         return info
 
 

@@ -33,6 +33,9 @@ __all__ = [
     "ASSIGNORS",
     "IDS",
     "KNOB_HELP",
+    "KNOB_MAX",
+    "MAX_SPACE_PARTITIONS",
+    "knobs_table",
     "claims_invisible",
     "space_admits",
 ]
@@ -58,9 +61,28 @@ STATIC = ("none", "some", "all")
 ASSIGNORS = ("none", "same", "mixed")
 IDS = ("plain", "kafka")
 
-#: Upper limit on any range knob: a typo like ``members=1..10000000`` fails fast instead of
-#: exhausting memory in a Spark task.
+#: Upper limit on any range knob (``strategies.groups()`` checks its arguments against it).
 MAX_RANGE_VALUE = 1_000_000
+
+#: The largest value each range knob accepts in a ``Space`` (``--space``): sizes the seeded sampler
+#: draws a group of within seconds on one core (the corners are measured by benchmarks/limits.py: at
+#: most 5 s; the generator's prior-ownership and claim steps grow with members x partitions). A cap used to be 1,000,000 for every knob, and ``members=1000000`` never produced a
+#: sample; a typo now fails at once, naming the knob and its cap. The production scale (2,000
+#: members x 1,000,000 partitions) is graded from files, not sampled (docs/limits.md).
+KNOB_MAX: dict[str, int] = {
+    "members": 2_000,
+    "topics": 1_000,
+    "partitions": 10_000,
+    "zero_partition_topics": 1_000,
+    "generation": MAX_RANGE_VALUE,
+    "stale": 100,
+    "double_claims": 100,
+    "unknown_generation": 100,
+    "deleted_topic_claims": 100,
+    "past_count_claims": 100,
+}
+#: The most partitions a space's largest group may hold (topics x partitions, upper bounds).
+MAX_SPACE_PARTITIONS = 10_000
 
 KNOB_HELP: dict[str, str] = {
     "members": "number of members in the group",
@@ -72,9 +94,9 @@ KNOB_HELP: dict[str, str] = {
     "double_claims": "partitions claimed by two members of the same generation",
     "unknown_generation": "claimants whose generation is -1 (old clients, reset members)",
     "deleted_topic_claims": "claims on topics that no longer exist",
-    "past_count_claims": "claims on partition numbers at or past the topic's count (KAFKA_SEMANTICS §10 K1)",
+    "past_count_claims": "claims on partition numbers at or past the topic's count (hazard K1, docs/rules.md)",
     "subscriptions": "uniform (all equal), heterogeneous (random subsets), nested (prefixes), "
-    "disjoint (two halves), empty (some members subscribe to nothing, R13)",
+    "disjoint (two halves), empty (some members subscribe to nothing, R13, docs/rules.md)",
     "ownership": "what members own before this rebalance: none, balanced, skewed, or a balanced prior "
     "assignment after members left/joined, partitions/topics were added/deleted, or members stopped "
     "subscribing to a topic they still claim (topics-unsubscribed: the only source of such claims in cooperative groups)",
@@ -129,6 +151,13 @@ class Space:
             _check_range(knob, getattr(self, knob))
         for knob, allowed in CHOICE_KNOBS.items():
             _check_choice(knob, getattr(self, knob), allowed)
+        largest = self.topics[1] * self.partitions[1]
+        if largest > MAX_SPACE_PARTITIONS:
+            raise InvalidSpace(
+                "partitions",
+                f"topics={self.topics[1]} x partitions={self.partitions[1]} allows {largest:,} partitions in one group, "
+                f"more than the sampler's {MAX_SPACE_PARTITIONS:,} (docs/limits.md: larger groups are graded from files)",
+            )
 
     @classmethod
     def from_overrides(cls, overrides: Iterable[str], base: "Space | None" = None) -> "Space":
@@ -214,8 +243,9 @@ def _check_range(knob: str, value: Any) -> None:
         raise InvalidSpace(knob, f"{knob}={lo}..{hi}: lower bound must be >= {floor}")
     if hi < lo:
         raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound {hi} < lower bound {lo}")
-    if hi > MAX_RANGE_VALUE:
-        raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound must be <= {MAX_RANGE_VALUE}")
+    cap = KNOB_MAX.get(knob, MAX_RANGE_VALUE)
+    if hi > cap:
+        raise InvalidSpace(knob, f"{knob}={lo}..{hi}: upper bound must be <= {cap:,} (docs/limits.md)")
 
 
 def _check_choice(knob: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -229,6 +259,8 @@ def _check_choice(knob: str, value: Any, allowed: tuple[Any, ...]) -> None:
 
 
 def _parse_int(knob: str, text: str, whole: str) -> int:
+    if len(text.strip()) > 30:
+        raise InvalidSpace(knob, f"{knob}={whole[:40]}...: not an integer of a sensible size")
     try:
         return int(text.strip())
     except ValueError:
@@ -263,6 +295,35 @@ def _parse_choice(knob: str, text: str) -> tuple[Any, ...]:
     value = tuple(values)
     _check_choice(knob, value, allowed)
     return value
+
+
+def knobs_table() -> list[dict[str, Any]]:
+    """Every knob: name, kind (range or choice), default, what it accepts, and what it means
+    (``stickyproof scenarios knobs``, and the ``--help`` of ``hunt`` and ``sweep``)."""
+    default = Space()
+    rows = []
+    for knob in ALL_KNOBS:
+        value = getattr(default, knob)
+        if knob in RANGE_KNOBS:
+            lo, hi = value
+            rows.append({"knob": knob, "kind": "range", "default": f"{lo}..{hi}",
+                         "accepts": f"N or LOW..HIGH, {RANGE_MINIMUM.get(knob, 0)}..{KNOB_MAX[knob]:,}",
+                         "help": KNOB_HELP[knob]})
+        else:
+            every = tuple(value) == tuple(CHOICE_KNOBS[knob])
+            rows.append({"knob": knob, "kind": "choice", "default": "all" if every else ",".join(map(str, value)),
+                         "accepts": "any of " + ",".join(map(str, CHOICE_KNOBS[knob])),
+                         "help": KNOB_HELP[knob]})
+    return rows
+
+
+def knobs_help() -> str:
+    """The knobs as a few plain lines for an argparse epilog."""
+    lines = ["space knobs (--space KNOB=VALUE; 'stickyproof scenarios knobs' for the table):"]
+    for row in knobs_table():
+        lines.append(f"  {row['knob']} ({row['accepts']}; default {row['default']}): {row['help']}")
+    lines.append(f"  a space's largest group holds at most {MAX_SPACE_PARTITIONS:,} partitions (topics x partitions)")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------

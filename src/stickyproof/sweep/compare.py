@@ -109,6 +109,12 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> Comparison:
     run_a, run_b = Path(run_a), Path(run_b)
     a_rows, b_rows = _rows(run_a), _rows(run_b)
     shared = sorted(set(a_rows) & set(b_rows), key=lambda k: (k[1], k[0]))
+    if not shared:
+        # "0 regressions" over nothing compared would pass a CI gate that checked nothing.
+        raise SweepError(
+            f"{run_a} and {run_b} share no (scenario, assignor) pair ({len(a_rows)} and {len(b_rows)} graded rows): "
+            "nothing to compare; sweep both with the same --seed, --space and --assignors"
+        )
     regressions: list[Change] = []
     improvements: list[Change] = []
     for key in shared:

@@ -21,7 +21,16 @@ from .store import SweepDir
 from .summary import Summary, load_frame, summarize_frame
 from .triage import DEFAULT_BUDGET_SECONDS, MAX_EVALUATIONS, TriageCase, triage
 
-__all__ = ["DEFAULT_GROUPS", "DEFAULT_SEED", "DEFAULT_LIMITS", "SweepOutcome", "run_sweep", "resolve_assignors", "canonical_space"]
+__all__ = [
+    "DEFAULT_GROUPS",
+    "DEFAULT_SEED",
+    "DEFAULT_LIMITS",
+    "SweepOutcome",
+    "run_sweep",
+    "resolve_assignors",
+    "canonical_space",
+    "check_out_dir",
+]
 
 DEFAULT_GROUPS = 2000
 DEFAULT_SEED = 0
@@ -83,6 +92,27 @@ def canonical_space(overrides: Sequence[str]) -> tuple[str, ...]:
     return tuple(Space.from_overrides(list(overrides)).to_overrides())
 
 
+def check_out_dir(out: Path) -> None:
+    """``SweepError`` naming ``out`` unless it is (or can be made) a directory this process can write:
+    checked by writing a file into it, before Spark starts (a file, a read-only directory or a path
+    under a file once ended the sweep in a traceback, or in Spark's own failure after its start-up)."""
+    import os
+    import tempfile
+
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SweepError(f"--out {out}: cannot create the directory ({exc.strerror or exc})") from exc
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".write-check-", dir=out)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        raise SweepError(f"--out {out}: cannot write into the directory ({exc.strerror or exc})") from exc
+
+
 def run_sweep(
     out: Path | str,
     *,
@@ -123,6 +153,7 @@ def run_sweep(
         names = tuple(assignors)
         space_items = tuple(space)
     params = RowParams(space=space_items, limits=limits)
+    check_out_dir(Path(out))
     sweep_dir = SweepDir(Path(out))
     with sweep_dir.lock():
         sweep_dir.prepare()

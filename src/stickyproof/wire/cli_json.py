@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..errors import DecodeError, EncodeError, InvalidScenario
+from ..errors import DecodeError, InvalidOption, InvalidScenario
 from ..model import TopicPartition
 from ._messages import (
+    ASSIGNMENT,
+    STICKY_USER_DATA,
+    SUBSCRIPTION,
     StickyUserData,
     WireAssignment,
     WireSubscription,
@@ -32,8 +35,9 @@ from ._messages import (
     encode_sticky_user_data,
     encode_subscription,
 )
+from ._spec import load_spec
 
-__all__ = ["MESSAGE_KINDS", "parse_hex", "decode_hex_to_json", "encode_json_to_hex", "message_to_json", "message_from_json"]
+__all__ = ["MESSAGE_KINDS", "known_versions", "parse_hex", "decode_hex_to_json", "encode_json_to_hex", "message_to_json", "message_from_json"]
 
 MESSAGE_KINDS = ("subscription", "assignment", "sticky-user-data", "cooperative-user-data")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
@@ -176,7 +180,7 @@ def message_from_json(kind: str, doc: Any, version: int | None = None) -> Any:
         if not isinstance(topics, list):
             raise InvalidScenario("topics", f"expected an array of topic names, got {_type_name(topics)}")
         return WireSubscription(
-            version=_version(d, version, 3),
+            version=_version(d, version, 3, kind),
             topics=tuple(_str(t, f"topics[{i}]") for i, t in enumerate(topics)),  # type: ignore[misc]
             user_data=_user_data(d.get("user_data"), "user_data"),
             owned=_tps(d.get("owned", {}), "owned"),
@@ -186,29 +190,53 @@ def message_from_json(kind: str, doc: Any, version: int | None = None) -> Any:
     if kind == "assignment":
         d = _fields(doc, ("version", "assigned", "user_data"), ("assigned",))
         return WireAssignment(
-            version=_version(d, version, 3),
+            version=_version(d, version, 3, kind),
             assigned=_tps(d["assigned"], "assigned"),
             user_data=_user_data(d.get("user_data"), "user_data"),
         )
     if kind == "sticky-user-data":
         d = _fields(doc, ("version", "previous_assignment", "generation"), ("previous_assignment",))
         return StickyUserData(
-            version=_version(d, version, 1),
+            version=_version(d, version, 1, kind),
             previous_assignment=_tps(d["previous_assignment"], "previous_assignment"),
             generation=_int(d.get("generation", -1), "generation"),
         )
     if kind == "cooperative-user-data":
         d = _fields(doc, ("generation",), ("generation",))
         if version not in (None, 0):
-            raise EncodeError(f"cooperative-user-data has no version prefix and one layout (version 0), not {version}")
+            raise InvalidOption("--version", f"cooperative-user-data has no version prefix and one layout (version 0), not {version}")
         return _int(d["generation"], "generation")
     raise InvalidScenario("", f"unknown message kind {kind!r} (known: {', '.join(MESSAGE_KINDS)})")
 
 
-def _version(d: Mapping[str, Any], override: int | None, highest: int) -> int:
+#: The versions ``encode`` writes, per kind: the versions the message specs define. Kafka's own
+#: writer clamps a newer version to its highest (``checkSubscriptionVersion``; the library's
+#: encoders reproduce that), but a person asking ``encode --version 4`` would get v3 bytes
+#: labelled as what they asked for, so the command refuses instead.
+_SPEC_OF = {"subscription": SUBSCRIPTION, "assignment": ASSIGNMENT, "sticky-user-data": STICKY_USER_DATA}
+
+
+def known_versions(kind: str) -> tuple[int, int]:
+    """(lowest, highest) version ``encode`` writes for ``kind``."""
+    if kind == "cooperative-user-data":
+        return (0, 0)
+    spec = load_spec(_SPEC_OF[kind])
+    return (spec.lowest, spec.highest)
+
+
+def _version(d: Mapping[str, Any], override: int | None, highest: int, kind: str = "subscription") -> int:
+    lowest, known = known_versions(kind)
     if override is not None:
+        if isinstance(override, bool) or not isinstance(override, int) or not lowest <= override <= known:
+            raise InvalidOption("--version", f"{kind} has versions {lowest}-{known}; got {override!r} "
+                                f"(stickyproof writes no version it does not know)")
         return override
-    return _int(d.get("version", highest), "version")
+    version = _int(d.get("version", highest), "version")
+    if not lowest <= version <= known:
+        newer = f"; a newer one decodes with the v{known} layout, write it as {known}" if kind in ("subscription", "assignment") else ""
+        raise InvalidScenario("version", f"{kind} has versions {lowest}-{known}; got {version} "
+                              f"(stickyproof writes no version it does not know{newer})")
+    return version
 
 
 def encode_json_to_hex(kind: str, doc: Any, version: int | None = None) -> str:
