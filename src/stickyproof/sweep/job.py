@@ -170,6 +170,7 @@ def run_grading(
     params: TaskParams,
     manifest_params: dict[str, Any],
     scale_of: dict[int, str] | None = None,
+    skip: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
     task_fn: TaskFn | None = None,
     chunk_tasks: int | None = None,
     progress: Progress | None = None,
@@ -182,8 +183,8 @@ def run_grading(
     manifest = out.open_manifest(manifest_params)
     present = out.keys_present(seed)
     chunks = plan_chunks(seed, count, assignors, present, scale_of=scale_of, parallelism=parallelism,
-                         chunk_tasks=chunk_tasks)
-    tasks_present = sum(len(present.get(i, set()) & set(assignors)) for i in range(count))
+                         chunk_tasks=chunk_tasks, skip=skip)
+    tasks_present = sum(len({a for a in present.get(i, set()) & set(assignors) if (i, a) not in skip}) for i in range(count))
     total_tasks = sum(len(c.tasks) for c in chunks)
 
     state = {"committed": 0.0, "shown": 0.0}

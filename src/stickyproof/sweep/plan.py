@@ -81,17 +81,19 @@ def plan_chunks(
     scale_of: Mapping[int, str] | None = None,
     parallelism: int = 2,
     chunk_tasks: int | None = None,
+    skip: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
 ) -> list[Chunk]:
     """Chunks covering every (index, assignor) of ``0..count-1`` x ``assignors`` not in ``present``.
 
     ``scale_of`` gives each index's scale (its cost); ``chunk_tasks`` fixes the tasks per chunk
-    (otherwise a chunk holds about 1/8 of the estimated work, and never less than one task).
+    (otherwise a chunk holds about 1/8 of the estimated work, and never less than one task);
+    ``skip`` names (index, assignor) tasks the sweep does not run.
     """
     todo = []
     for index in range(count):
         done = present.get(index, set())
         cost = task_cost(scale_of.get(index) if scale_of else None)
-        todo.extend(Task(index, a, cost) for a in assignors if a not in done)
+        todo.extend(Task(index, a, cost) for a in assignors if a not in done and (index, a) not in skip)
     if not todo:
         return []
     todo.sort(key=lambda t: (-t.cost, t.index, t.assignor))
