@@ -184,14 +184,27 @@ def test_ownership_members_joined_has_new_members():
         assert any(not m.owned and m.generation == -1 for m in s.members)
 
 
+ONLY_PAST_COUNT = tuple(o for o in NO_HAZARDS if not o.startswith("past_count")) + ("past_count_claims=0..1",)
+ONLY_MISSING_TOPICS = tuple(o for o in NO_HAZARDS if not o.startswith("deleted_topic")) + ("deleted_topic_claims=0..1",)
+
+
 def test_ownership_partitions_deleted_claims_past_the_count():
-    for s in samples("ownership=partitions-deleted", "subscriptions=uniform", *NO_HAZARDS):
+    for s in samples("ownership=partitions-deleted", "subscriptions=uniform", *ONLY_PAST_COUNT):
         assert scenario_features(s)["past_count_claims"] > 0
 
 
 def test_ownership_topics_deleted_claims_a_missing_topic():
-    for s in samples("ownership=topics-deleted", "subscriptions=uniform", *NO_HAZARDS):
+    for s in samples("ownership=topics-deleted", "subscriptions=uniform", *ONLY_MISSING_TOPICS):
         assert scenario_features(s)["deleted_topic_claims"] > 0
+
+
+@pytest.mark.parametrize("kind, feature", [("partitions-deleted", "past_count_claims"),
+                                           ("topics-deleted", "deleted_topic_claims")])
+def test_a_hazard_knob_at_zero_means_none_whatever_the_ownership(kind, feature):
+    # Issue 11: a knob at 0 means none. The previous world's shares of what is gone are then not claimed.
+    drawn = samples(f"ownership={kind}", "subscriptions=uniform", *NO_HAZARDS)
+    assert all(scenario_features(s)[feature] == 0 for s in drawn)
+    assert any(m.owned for s in drawn for m in s.members)
 
 
 @pytest.mark.parametrize("kind", ["partitions-added", "topics-added"])

@@ -109,9 +109,8 @@ def _quiet_spark_on_interrupt() -> None:
 
 
 def add_sweep(sub: argparse._SubParsersAction) -> None:
-    from ..scenarios.histories import MIX, SCALES
     from ..scenarios.space import knobs_help
-    from ..sweep.rows import SOURCES
+    from ..sweep.rows import SOURCES, SWEEP_SCALES
     from ..sweep.run import DEFAULT_GROUPS, DEFAULT_HISTORIES, DEFAULT_LIMITS, DEFAULT_SCALE, DEFAULT_SEED
     from ..sweep.session import DEFAULT_MASTER
     from ..sweep.summary import CLASSES
@@ -133,9 +132,9 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", choices=SOURCES, default=SOURCES[0], help="histories (reachable states) or adversarial")
     p.add_argument("--count", "--groups", dest="count", type=positive_int, default=None,
                    help=f"histories (default {DEFAULT_HISTORIES}) or sampled groups (default {DEFAULT_GROUPS})")
-    p.add_argument("--scale", choices=(MIX, *SCALES), default=DEFAULT_SCALE,
-                   help=f"history size preset (default {DEFAULT_SCALE}: history 0 and every 100th large, every 10th "
-                   "medium, the rest small)")
+    p.add_argument("--scale", choices=SWEEP_SCALES, default=DEFAULT_SCALE,
+                   help=f"history size preset (default {DEFAULT_SCALE}: history 0 large, every 10th medium, the rest "
+                   "small; mix: every 100th large)")
     p.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, help=f"sweep seed (default {DEFAULT_SEED})")
     p.add_argument("--out", required=True, help="output directory (created; re-used to resume)")
     p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master URL (default {DEFAULT_MASTER})")

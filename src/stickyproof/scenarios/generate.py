@@ -364,12 +364,20 @@ def _apply_ownership(
         plan = _least_loaded_assignment(partitions, order, subs, prefer=heavy)
     else:
         plan = _least_loaded_assignment(partitions, order, subs)
+    # A hazard knob at 0 means none of its claims, whatever world the ownership drew (issue 11): the
+    # previous world's shares of partitions or topics that are gone are then simply not claimed.
+    no_past_count = draw.bounds("past_count_claims")[1] == 0
+    no_missing_topic = draw.bounds("deleted_topic_claims")[1] == 0
     present = set(claims.owned)
     for member_id in previous_members:
         if member_id not in present:
             continue  # a member that has left: its claims leave with it
         claims.generation[member_id] = group.generation
         for tp in plan.get(member_id, []):
+            if tp.topic not in counts and no_missing_topic:
+                continue
+            if tp.topic in counts and tp.partition >= counts[tp.topic] and no_past_count:
+                continue
             claims.add(member_id, tp)
 
 

@@ -39,13 +39,13 @@ def progress_bar(console: Any) -> Any:
 
 def summary_lines(summary: Summary) -> list[str]:
     """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120 columns."""
-    widths = (22, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
+    widths = (26, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
     heads = ("assignor", "rows", "valid%", "bal%", "stk50", "stk5", "unnec/r", "fu/r", "mv/opt", "ms p50",
              "ms p99", "fail", "unexp")
     out = ["".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
     for line in summary.lines:
         cells = summary_cells(line)
-        cells = (cells[0][:21], cells[1], *cells[3:])
+        cells = (cells[0][:25], cells[1], *cells[3:])
         out.append("".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     return out
 

@@ -45,6 +45,9 @@ from .columns import (
 
 __all__ = [
     "SOURCES",
+    "MAIN",
+    "SWEEP_SCALES",
+    "preset_of",
     "HISTORIES",
     "ADVERSARIAL",
     "TaskParams",
@@ -59,9 +62,25 @@ __all__ = [
     "truth_of",
 ]
 
+MAIN = "main"
+
 HISTORIES = "histories"
 ADVERSARIAL = "adversarial"
 SOURCES = (HISTORIES, ADVERSARIAL)
+
+SWEEP_SCALES = (MAIN, "mix", "small", "medium", "large", "production")
+
+
+def preset_of(index: int, scale: str) -> str:
+    """The preset history ``index`` is drawn at. ``main`` (the main job's): history 0 large (>= 500
+    members, >= 50,000 partitions), every 10th medium, the rest small; any other name is
+    ``scenarios.histories.scale_of``'s (``mix``, or one preset for every history)."""
+    from ..scenarios.histories import scale_of
+
+    if scale == MAIN:
+        return "large" if index == 0 else "medium" if index % 10 == 9 else "small"
+    return scale_of(index, scale)
+
 
 # Texts kept on a row are bounded: a witness list, the unnecessary moves.
 _TEXT_LIMIT = 2000
@@ -301,7 +320,7 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
     """Run history ``index`` of ``seed`` with ``assignor``; one row per rebalance, then its history row."""
     from ..assignors.registry import get_assignor
     from ..group.stepper import run_history
-    from ..scenarios.histories import draw_history, scale_of
+    from ..scenarios.histories import draw_history
 
     started = time.perf_counter()
 
@@ -309,7 +328,7 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
         row = empty_row(HISTORY, HISTORIES, seed, index, assignor)
         row["error"] = error_text(stage, exc)
         try:
-            row["scale"] = scale_of(index, params.scale)
+            row["scale"] = preset_of(index, params.scale)
         except Exception:  # noqa: BLE001 - a bad scale is already the error
             pass
         return [row]
@@ -319,7 +338,7 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
     except Exception as exc:  # noqa: BLE001
         return failed("registry", exc)
     try:
-        history = draw_history(seed, index, scale=params.scale)
+        history = draw_history(seed, index, scale=preset_of(index, params.scale))
     except Exception as exc:  # noqa: BLE001
         return failed("draw", exc)
     try:

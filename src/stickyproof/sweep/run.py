@@ -1,6 +1,6 @@
 """``run_sweep``: the whole sweep as one library call -- grade on Spark, summarize, find, triage, report.
 
-The defaults are ``./scripts/main.sh``: ``DEFAULT_HISTORIES`` group histories at the ``mix`` scale
+The defaults are ``./scripts/main.sh``: ``DEFAULT_HISTORIES`` group histories at the ``main`` scale
 (history 0 is large: >= 500 members and >= 50,000 partitions; every 10th medium; the rest small),
 each run with every built-in assignor; historical releases only on the histories below ``large``
 (they reproduce their incidents on small groups, and a large history costs a minute per assignor).
@@ -39,7 +39,7 @@ __all__ = [
 DEFAULT_HISTORIES = 40
 DEFAULT_GROUPS = 2000
 DEFAULT_SEED = 0
-DEFAULT_SCALE = "mix"
+DEFAULT_SCALE = "main"
 DEFAULT_LIMITS = Limits(z3_query_seconds=8.0, shrink_seconds=20.0, shrink_evaluations=120)
 """A sweep bounds each Z3 query and CP-SAT's contract optimum (a bound cut short leaves the optimum
 unproven: stickiness is then measured against the best solution found, ``proven`` false), and the
@@ -135,10 +135,10 @@ def check_out_dir(out: Path) -> None:
 def _scales(source: str, count: int, scale: str) -> dict[int, str]:
     if source == ADVERSARIAL:
         return {i: "adversarial" for i in range(count)}
-    from ..scenarios.histories import scale_of
+    from .rows import preset_of
 
     try:
-        return {i: scale_of(i, scale) for i in range(count)}
+        return {i: preset_of(i, scale) for i in range(count)}
     except Exception as exc:  # noqa: BLE001 - InvalidScenario naming the scale
         raise SweepError(f"--scale {scale!r}: {exc}") from exc
 
