@@ -146,7 +146,7 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--direct", action="store_true", help="hand the assignor the group's own fields (no wire)")
     p.add_argument("--historical-all-scales", action="store_true",
-                   help="run historical releases on large histories too (default: below large only)")
+                   help="run historical releases on every history (default: the first 20 below large)")
     add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "shrink_seconds", "shrink_evaluations")
     p.add_argument("--chunk", type=positive_int, default=None, help="tasks per committed chunk (default: automatic)")
     p.add_argument("--no-report", action="store_true", help="skip triage and report.html")

@@ -23,13 +23,13 @@ from .summary import Summary, SummaryLine
 __all__ = ["write_report", "SUMMARY_HEADERS", "summary_cells"]
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;
-color:#222;overflow-wrap:anywhere}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1340px;padding:0 1em;
+color:#222;overflow-wrap:break-word}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;max-width:100%}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}
+th{background:#f3f3f3;vertical-align:bottom}td.l,th.l{text-align:left}table.summary td{white-space:nowrap}
 code{background:#f4f4f4;padding:1px 4px;border-radius:3px;word-break:break-all;white-space:pre-wrap}
-img{max-width:100%;height:auto}.muted{color:#777}
+img{max-width:100%;height:auto}.muted{color:#777}table.findings td:last-child{min-width:26em}
 """
 
 SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-balanced %", "stickiness p50",
@@ -85,6 +85,10 @@ def _pick_history(frame: Any) -> tuple[int, int] | None:
 
 
 def _cumulative(ax: Any, frame: Any, assignors: list[str]) -> None:
+    current = [a for a in assignors if "@" not in a]
+    if current and len(current) < len(assignors):  # historical releases would crowd the lines out
+        assignors = current
+        frame = frame[frame["assignor"].isin(current)]
     chosen = _pick_history(frame)
     if chosen is None:
         ax.text(0.5, 0.5, "no rebalance with a known optimum", ha="center", transform=ax.transAxes)
@@ -142,11 +146,11 @@ def _figures(frame: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    head = "".join(f"<th{' class=l' if i < left else ''}>{html.escape(h)}</th>" for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(f"<td{' class=l' if i < left else ''}>{c}</td>" for i, c in enumerate(r)) + "</tr>"
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,), cls: str = "") -> str:
+    head = "".join(f"<th{' class=l' if i in left else ''}>{html.escape(h)}</th>" for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f"<td{' class=l' if i in left else ''}>{c}</td>" for i, c in enumerate(r)) + "</tr>"
                    for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f"<table{f' class={cls}' if cls else ''}><tr>{head}</tr>{body}</table>"
 
 
 def _findings(findings: Sequence[Finding], cases: Sequence[Any]) -> str:
@@ -175,7 +179,7 @@ def _findings(findings: Sequence[Finding], cases: Sequence[Any]) -> str:
                          html.escape(", ".join(f"{k} {v}" for k, v in sorted(f.assignors.items()))),
                          html.escape(", ".join(f"{k} {v}" for k, v in sorted(f.failures.items()))),
                          str(f.rows), str(f.histories), "<br>".join(replay)))
-        parts.append(_table(("rule", "what", "assignors", "failures", "rows", "histories", "replay"), rows, left=4))
+        parts.append(_table(("rule", "what", "assignors", "failures", "rows", "histories", "replay"), rows, left=(0, 1, 2, 3, 6), cls="findings"))
     return "".join(parts)
 
 
@@ -183,7 +187,8 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
                  cases: Sequence[Any], params: dict[str, Any]) -> Path:
     """Write ``DIR/report.html`` and return its path."""
     figures = _figures(rebalances)
-    table = _table(SUMMARY_HEADERS, [tuple(html.escape(c) for c in summary_cells(line)) for line in summary.lines])
+    table = _table(SUMMARY_HEADERS, [tuple(html.escape(c) for c in summary_cells(line)) for line in summary.lines],
+                   cls="summary")
     counts = {s: sum(1 for f in findings if f.section == s) for s in SECTIONS}
     parts = [
         "<!doctype html><html><head><meta charset=utf-8><title>stickyproof sweep report</title>",
