@@ -184,6 +184,8 @@ def run_sweep(
         raise SweepError(f"seed must be a non-negative integer, got {seed!r}")
     if chunk_tasks is not None and chunk_tasks < 1:
         raise SweepError(f"chunk size must be positive, got {chunk_tasks!r}")
+    if source == HISTORIES and space:
+        raise SweepError("--space shapes the adversarial sampler; histories take --scale")
     if task_fn is None:
         names = resolve_assignors(assignors)
         space_items = canonical_space(space) if source == ADVERSARIAL else ()
@@ -192,8 +194,7 @@ def run_sweep(
             raise SweepError("a custom task function needs the assignor names")
         names = tuple(assignors)
         space_items = tuple(space)
-    if source == HISTORIES and space_items:
-        raise SweepError("--space shapes the adversarial sampler; histories take --scale")
+
     scales = _scales(source, count, scale)
     skip: set[tuple[int, str]] = set()
     if source == HISTORIES and historical_small and task_fn is None:
