@@ -147,3 +147,23 @@ def test_adversarial_knob_zero_means_none_and_hazards_are_labelled():
         (row,) = adversarial_task(5, index, "range", clean)
         assert (row["past_count_claims"], row["double_claims"], row["stale_claimants"],
                 row["unknown_generation_claimants"], row["deleted_topic_claims"]) == (0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("name, rule", [
+    ("cooperative-sticky-empty-subscription-member-handed-a-claimed-partition", "K2"),
+    ("cooperative-sticky-past-count-claim-hands-a-claimed-partition-over-unrevoked", "K1"),
+])
+def test_a_cooperative_unsafe_handover_caused_by_a_known_hazard_carries_its_label(name, rule):
+    """The adversarial sweep once listed these as unexpected: Kafka's Java assignor does the same, and
+    the hand-over is the hazard's own mechanism (models/invariants.md §6)."""
+    import json
+    from pathlib import Path
+
+    from stickyproof.grading import grade_assignor
+    from stickyproof.model import scenario_from_dict
+
+    doc = json.loads((Path(__file__).parent / "regressions" / f"{name}.json").read_text())
+    doc.pop("expect")
+    graded = grade_assignor(scenario_from_dict(doc), "cooperative-sticky")
+    assert ("cooperative-unsafe", rule) in {(label.failure, label.rule) for label in graded.labels}
+    assert {str(v.invariant) for v in graded.violations} <= {label.failure for label in graded.labels}

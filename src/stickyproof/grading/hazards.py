@@ -31,10 +31,11 @@ CATEGORIES = ("historical", "kafka-bug", "hazard")
 
 RULES = {
     "K1": ("hazard", "a claim on a partition number past its topic's count (R6, §10 K1): kept and output by the "
-           "constrained path, or the sorted merge loses sync (nonexistent, duplicate, unassigned, imbalance, or "
-           "IllegalStateException)"),
+           "constrained path, or the sorted merge loses sync (nonexistent, duplicate, unassigned, imbalance, "
+           "cooperative-unsafe, or IllegalStateException)"),
     "K2": ("kafka-bug", "empty-subscription seeding (R13, §10 K2): a member subscribed to nothing is handed partitions "
-           "(unsubscribed, witness member with no topics)"),
+           "(unsubscribed, witness member with no topics; cooperative-unsafe when the partition it is handed is "
+           "still another member's)"),
     "K3": ("kafka-bug", "prevAssignment hands a lower-generation member back a partition of a topic it no longer "
            "subscribes to (R27/R32, §10 K3): unsubscribed on a claim of that member, or NullPointerException"),
     "K5": ("hazard", "the v0/v1 generation asymmetry (R10, §10 K5): a claimant whose wire version carries no generation "
@@ -92,8 +93,14 @@ def _rule_for(scenario: Scenario, info: AssignorInfo, failure: str, witness: dic
         partition = witness.get("partition")
         if member is not None and isinstance(partition, (list, tuple)) and any(tp.topic == partition[0] for tp in member.owned):
             return "K3"
+    if failure == "cooperative-unsafe":
+        # K2's seeding hands the member with no topics a partition another member still claims.
+        receiver = _member(scenario, witness.get("assigned_to"))
+        if receiver is not None and not receiver.topics:
+            return "K2"
     if _past_count(scenario) and (
-        failure in ("nonexistent", "duplicate", "unassigned", "imbalance")
+        # When the merge loses sync a partition still claimed by one member is handed to another.
+        failure in ("nonexistent", "duplicate", "unassigned", "imbalance", "cooperative-unsafe")
         or (failure == "error" and java == "IllegalStateException")
     ):
         return "K1"
