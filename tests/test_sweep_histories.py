@@ -152,6 +152,7 @@ def test_adversarial_knob_zero_means_none_and_hazards_are_labelled():
 @pytest.mark.parametrize("name, rule", [
     ("cooperative-sticky-empty-subscription-member-handed-a-claimed-partition", "K2"),
     ("cooperative-sticky-past-count-claim-hands-a-claimed-partition-over-unrevoked", "K1"),
+    ("cooperative-sticky-v0-member-follow-up-round-hands-its-partition-over-unrevoked", "v0-invisible"),
 ])
 def test_a_cooperative_unsafe_handover_caused_by_a_known_hazard_carries_its_label(name, rule):
     """The adversarial sweep once listed these as unexpected: Kafka's Java assignor does the same, and
@@ -166,4 +167,19 @@ def test_a_cooperative_unsafe_handover_caused_by_a_known_hazard_carries_its_labe
     doc.pop("expect")
     graded = grade_assignor(scenario_from_dict(doc), "cooperative-sticky")
     assert ("cooperative-unsafe", rule) in {(label.failure, label.rule) for label in graded.labels}
+    assert {str(v.invariant) for v in graded.violations} <= {label.failure for label in graded.labels}
+
+
+def test_instability_a_v0_members_invisible_holdings_cause_carries_its_label():
+    import json
+    from pathlib import Path
+
+    from stickyproof.grading import grade_assignor
+    from stickyproof.model import scenario_from_dict
+
+    name = "cooperative-sticky-v0-member-holdings-invisible-so-its-own-answer-moves"
+    doc = json.loads((Path(__file__).parent / "regressions" / f"{name}.json").read_text())
+    doc.pop("expect")
+    graded = grade_assignor(scenario_from_dict(doc), "cooperative-sticky")
+    assert ("unstable", "v0-invisible") in {(label.failure, label.rule) for label in graded.labels}
     assert {str(v.invariant) for v in graded.violations} <= {label.failure for label in graded.labels}
