@@ -1,4 +1,4 @@
-"""rich renderables for the CLI: the sweep's progress bar, its summary table, the compare table.
+"""The CLI's renderables: the sweep's progress bar, its summary lines (plain text, at most 120 columns), the compare table.
 
 Building a table is library work; printing it is the CLI's (this module never prints).
 """
