@@ -155,15 +155,17 @@ _DRIVER = textwrap.dedent(
     from stickyproof.sweep.columns import empty_row
     from stickyproof.sweep.run import run_sweep
 
+    DELAY = float(sys.argv[3])  # read here: an executor's sys.argv is not the driver's
+
     def slow_task(seed, index, assignor, params):
-        time.sleep(float(sys.argv[3]))
+        time.sleep(DELAY)
         r = empty_row("rebalance", "histories", seed, index, assignor, rebalance=1)
         r.update(valid=True, stickiness=1.0, scenario_hash=f"{seed}-{index}")
         return [r, empty_row("history", "histories", seed, index, assignor)]
 
     outcome = run_sweep(sys.argv[1], count=int(sys.argv[4]), seed=3, assignors=["a"], task_fn=slow_task,
                         master=sys.argv[2], chunk_tasks=4, report=False)
-    print("ROWS", outcome.summary.rows, flush=True)
+    print("ROWS", outcome.summary.rows, "ERRORS", sum(l.errors for l in outcome.summary.lines), flush=True)
     """
 )
 
@@ -196,6 +198,7 @@ def test_a_killed_run_loses_nothing_and_resumes(spark, tmp_path):
         proc.wait(timeout=30)
     before = keys(out)
     assert len(before) == len(set(before)) and len(before) % 4 == 0  # whole chunks only
+    assert not [r for r in read_table(SweepDir(out).grades, ["error"]).to_pylist() if r["error"]]
     resumed = run_sweep(out, count=12, seed=3, assignors=["a"], task_fn=fake_task, session=spark, chunk_tasks=4,
                         report=False)
     assert resumed.grading.tasks_computed == 12 - len(before)
@@ -274,7 +277,7 @@ def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "ROWS 4" in done.stdout
+    assert "ROWS 4 ERRORS 0" in done.stdout
     ks = keys(out)
     assert sorted(ks) == [(3, i, "a") for i in range(4)]
 
