@@ -338,3 +338,27 @@ def test_sweep_command_rejects_bad_arguments_before_starting_spark(tmp_path, cap
     assert "InvalidSpace" in capsys.readouterr().err
     assert main(["sweep", "--count", "3", "--space", "members=2", "--out", str(tmp_path / "o")]) == 2
     assert "--space shapes the adversarial sampler" in capsys.readouterr().err
+
+
+def test_report_fits_1400_px_in_headless_chromium(tmp_path):
+    """scripts/check_report.py's probe on a report with long replay commands and many assignors."""
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("check_report", Path(__file__).parent.parent / "scripts" / "check_report.py")
+    check_report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_report)
+    browser = check_report.find_browser(None)
+    if browser is None or shutil.which(browser) is None and not Path(browser).exists():
+        pytest.skip("no Chromium on this machine")
+    out = SweepDir(tmp_path / ("a-rather-long-directory-name-" * 4))
+    rows = [r for i, name in enumerate(("cooperative-sticky@3.5.1", "range", "sticky@2.2", "x" * 60))
+            for r in rows_of(i, 8, name, bad=frozenset({1, 5}))]
+    write_chunk(out, "c1", rows)
+    rebalances, histories = load_frames(out.root)
+    failing = rebalances[rebalances["valid"] == False]  # noqa: E712
+    findings = collect_findings(failing.to_dict("records"), histories.to_dict("records"))
+    path = write_report(out, summarize_frame(out.root, rebalances, histories), rebalances, histories, findings, [],
+                        {"source": "histories"})
+    result = check_report.check(path, 1400, browser)
+    assert result["scrollWidth"] <= 1400 and result["offenders"] == [], result

@@ -27,9 +27,9 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#222;overflow-wrap:break-word}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;max-width:100%}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f3f3f3;vertical-align:bottom}td.l,th.l{text-align:left}table.summary td{white-space:nowrap}
+th{background:#f3f3f3;vertical-align:bottom}td.l,th.l{text-align:left}table.summary td{white-space:nowrap}table.summary td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:15em}
 code{background:#f4f4f4;padding:1px 4px;border-radius:3px;word-break:break-all;white-space:pre-wrap}
-img{max-width:100%;height:auto}.muted{color:#777}table.findings td:last-child{min-width:26em}
+img{max-width:100%;height:auto}.muted{color:#777}table.findings td{overflow-wrap:anywhere}table.findings td:last-child{min-width:26em}
 """
 
 SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-balanced %", "stickiness p50",
