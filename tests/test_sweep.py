@@ -147,6 +147,7 @@ def test_a_crashing_task_becomes_an_error_row(spark, tmp_path):
     assert all(r["error"].startswith("task: RuntimeError: boom at index 4") for r in errors)
     crashed = [f for f in outcome.findings if f.section == "unexpected" and "crashed" in f.text]
     assert crashed and sum(f.histories for f in crashed) == 2
+    assert [line.unexpected for line in outcome.summary.lines] == [1 + 1, 1 + 1]  # history 3's imbalance, the crash
 
 
 _DRIVER = textwrap.dedent(

@@ -148,7 +148,9 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
         assign_ms_p50=_quantile(frame["assign_seconds"], 0.5, 1000.0),
         assign_ms_p99=_quantile(frame["assign_seconds"], 0.99, 1000.0),
         failing=int(failing.sum()),
-        unexpected=int(frame["unexpected"].notna().sum() + (frame["valid"].isna() & frame["error"].notna()).sum()),
+        # a crashed grading or history run has no cause a rule could name: unexpected too
+        unexpected=int(frame["unexpected"].notna().sum() + (frame["valid"].isna() & frame["error"].notna()).sum()
+                       + histories["error"].notna().sum()),
         errors=int((frame["valid"].isna() & frame["error"].notna()).sum()),
         monitor_failures=int(monitor_failed.sum()),
         violations={name: int((frame[name] == True).sum()) for name in INVARIANTS},  # noqa: E712
