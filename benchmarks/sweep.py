@@ -1,11 +1,11 @@
-"""Graded groups per second: the Spark sweep against a plain multiprocessing pool on the same groups.
+"""Tasks per second: the Spark sweep against a plain multiprocessing pool on the same tasks.
 
-    .venv/bin/python benchmarks/sweep.py --groups 10000            # the issue's target run
-    .venv/bin/python benchmarks/sweep.py --groups 2000 --pool-only  # just the baseline
-    .venv/bin/python benchmarks/sweep.py --groups 10000 --fake-ms 1 # pure plumbing overhead
+    .venv/bin/python benchmarks/sweep.py --source adversarial --groups 10000   # the issue-6 target run
+    .venv/bin/python benchmarks/sweep.py --groups 40 --pool-only                # histories, the baseline
+    .venv/bin/python benchmarks/sweep.py --groups 10000 --fake-ms 1             # pure plumbing overhead
 
-Both sides grade the same (seed, index) groups with the same assignors through the same row
-function (``stickyproof.sweep.rows.grade_group``); the pool discards rows after counting them,
+Both sides run the same (seed, index, assignor) tasks through the same task function
+(``stickyproof.sweep.rows.run_task``: one history, or one sampled group); the pool discards rows after counting them,
 while Spark also writes them as Parquet, commits chunks and tracks progress, so the overhead
 printed is everything the pipeline adds. Spark's figure is given two ways: the whole run (session
 start and stop included, what a user waits for) and the grading pass alone (warm session).
@@ -34,21 +34,19 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from stickyproof.sweep.rows import RowParams, empty_row, grade_group
+from stickyproof.sweep.columns import empty_row
+from stickyproof.sweep.rows import TaskParams, run_task
 
 
-def fake_group(seed: int, index: int, assignors: Sequence[str], params: RowParams) -> list[dict[str, Any]]:
-    """A row function that burns a fixed CPU time per row: measures the plumbing alone."""
-    rows = []
-    for assignor in assignors:
-        end = time.process_time() + FAKE_SECONDS
-        x = 0
-        while time.process_time() < end:
-            x += 1
-        row = empty_row(seed, index, assignor)
-        row.update(valid=True, stickiness=1.0, scenario_hash=f"{seed}-{index}", assign_seconds=FAKE_SECONDS)
-        rows.append(row)
-    return rows
+def fake_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
+    """A task function that burns a fixed CPU time per task: measures the plumbing alone."""
+    end = time.process_time() + FAKE_SECONDS
+    x = 0
+    while time.process_time() < end:
+        x += 1
+    row = empty_row("rebalance", params.source, seed, index, assignor, rebalance=0)
+    row.update(valid=True, stickiness=1.0, scenario_hash=f"{seed}-{index}", assign_seconds=FAKE_SECONDS)
+    return [row]
 
 
 FAKE_SECONDS = 0.001
@@ -61,21 +59,22 @@ def _pool_init(args: tuple) -> None:
     FAKE_SECONDS = args[3]
 
 
-def _pool_task(index: int) -> int:
+def _pool_task(task: tuple[int, str]) -> int:
     seed, assignors, params, fake_seconds = _POOL_ARGS
-    fn = fake_group if fake_seconds else grade_group
-    return len(fn(seed, index, assignors, params))
+    fn = fake_task if fake_seconds else run_task
+    return len(fn(seed, task[0], task[1], params))
 
 
-def run_pool(groups: int, seed: int, assignors: Sequence[str], params: RowParams, workers: int, fake_seconds: float) -> tuple[float, int]:
+def run_pool(groups: int, seed: int, assignors: Sequence[str], params: TaskParams, workers: int, fake_seconds: float) -> tuple[float, int]:
     start = time.perf_counter()
     ctx = multiprocessing.get_context("fork")
+    tasks = [(i, a) for i in range(groups) for a in assignors]
     with ctx.Pool(workers, initializer=_pool_init, initargs=((seed, tuple(assignors), params, fake_seconds),)) as pool:
-        rows = sum(pool.imap_unordered(_pool_task, range(groups), chunksize=8))
+        rows = sum(pool.imap_unordered(_pool_task, tasks, chunksize=1 if params.source == "histories" else 8))
     return time.perf_counter() - start, rows
 
 
-def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[str], limits: Any,
+def run_spark(groups: int, seed: int, assignors: Sequence[str], params: TaskParams,
               workers: int, fake_seconds: float, out: Path) -> dict[str, Any]:
     from stickyproof.sweep.run import run_sweep
     from stickyproof.sweep.session import start_session
@@ -91,8 +90,9 @@ def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[
 
             cloudpickle.register_pickle_by_value(sys.modules[__name__])
         outcome = run_sweep(
-            out, groups=groups, seed=seed, assignors=assignors, space=space, limits=limits, session=session,
-            row_fn=fake_group if fake_seconds else None, report=False,
+            out, source=params.source, count=groups, seed=seed, scale=params.scale, assignors=assignors,
+            space=params.space, limits=params.limits, session=session, historical_small=False,
+            task_fn=fake_task if fake_seconds else None, report=False,
         )
     finally:
         stopping = time.perf_counter()
@@ -103,7 +103,8 @@ def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[
         "session_start_seconds": started - start,
         "session_stop_seconds": end - stopping,
         "grading_seconds": outcome.grading.seconds,
-        "rows": outcome.grading.rows_computed,
+        "tasks": outcome.grading.tasks_computed,
+        "rows": outcome.grading.rows_written,
         "chunks": len(outcome.grading.chunks_written),
         "sweep_seconds": outcome.seconds,
     }
@@ -111,7 +112,9 @@ def run_spark(groups: int, seed: int, assignors: Sequence[str], space: Sequence[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--groups", type=int, default=10_000)
+    parser.add_argument("--groups", type=int, default=10_000, help="histories or sampled groups")
+    parser.add_argument("--source", choices=("histories", "adversarial"), default="histories")
+    parser.add_argument("--scale", default="main", help="history scale preset (default main)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--assignors", default=None, help="comma-separated (default: every registered assignor)")
     parser.add_argument("--space", nargs="*", default=[], metavar="KNOB=VALUE")
@@ -131,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     fake = args.fake_ms / 1000.0
     assignors = resolve_assignors(args.assignors.split(",") if args.assignors else None) if not fake else ("a", "b")
     limits = DEFAULT_LIMITS if args.z3_query_seconds is None else replace(DEFAULT_LIMITS, z3_query_seconds=args.z3_query_seconds)
-    space = canonical_space(args.space) if not fake else tuple(args.space)
-    params = RowParams(space=tuple(space), limits=limits)
+    space = canonical_space(args.space) if not fake and args.source == "adversarial" else tuple(args.space)
+    params = TaskParams(source=args.source, scale=args.scale, space=tuple(space), limits=limits)
     result: dict[str, Any] = {
         "groups": args.groups, "workers": args.workers, "assignors": list(assignors), "space": list(space),
         "fake_ms_per_row": args.fake_ms,
@@ -144,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = None
         out = Path(args.out) if args.out else Path(tmp := tempfile.mkdtemp(prefix="stickyproof-bench-")) / "run"
         try:
-            spark = run_spark(args.groups, args.seed, assignors, space, limits, args.workers, fake, out)
+            spark = run_spark(args.groups, args.seed, assignors, params, args.workers, fake, out)
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The main job: set up, then run the default sweep (about 2,000 groups, every built-in assignor,
-# local Spark) and print its summary and the report's path. Re-running resumes in sweep-out/.
+# The main job: set up, then run the default history sweep on local Spark (32 group histories, one of
+# them large: >= 500 members and >= 50,000 partitions; every built-in assignor, historical releases
+# on the first 20 small ones), print one line per assignor, the failures by kind with replay
+# commands, and the report's path (docs/sweep.md). Re-running resumes in sweep-out/; extra
+# arguments pass through (e.g. --by cause, --source adversarial, --out other-dir).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/setup.sh"

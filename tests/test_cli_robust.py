@@ -286,14 +286,14 @@ def test_the_largest_members_knob_samples(capsys):
 
 def test_compare_of_sweeps_with_nothing_in_common_is_exit_2(tmp_path, capsys):
     from stickyproof.sweep.store import SweepDir
-    from tests.test_sweep_rows import graded_rows, write_chunk
+    from tests.test_sweep_rows import rows_of, write_chunk
 
     a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
-    write_chunk(a, "c1", graded_rows(0, 4, "x"))
-    write_chunk(b, "c1", graded_rows(0, 4, "y"))
+    write_chunk(a, "c1", rows_of(0, 4, "x"))
+    write_chunk(b, "c1", rows_of(0, 4, "y"))
     code, out, err = run(["compare", str(a.root), str(b.root)], capsys)
     assert (code, out) == (2, "")
-    assert "share no (scenario, assignor) pair (4 and 4 graded rows): nothing to compare" in one_line(err)
+    assert "share no (scenario, assignor) pair (8 and 8 graded rows): nothing to compare" in one_line(err)
 
 
 def test_encode_refuses_a_version_it_does_not_know(tmp_path, capsys):

@@ -66,7 +66,7 @@ def _shared(fn):
 
 
 #: Prior ownership without ``partitions-deleted``: its claims lie past today's partition count (§10 K1).
-ORDINARY_OWNERSHIP = tuple(o for o in OWNERSHIP if o != "partitions-deleted")
+ORDINARY_OWNERSHIP = tuple(o for o in OWNERSHIP if o not in ("partitions-deleted", "topics-unsubscribed"))
 #: Subscriptions without ``empty``: a member with no topics iterated first is handed partitions (R13, K2).
 ORDINARY_SUBSCRIPTIONS = tuple(s for s in SUBSCRIPTIONS if s != "empty")
 SIZES = dict(max_members=6, max_topics=3, max_partitions=6)
@@ -385,9 +385,11 @@ HAZARDS = {
     ),
     "K3": (
         # A stale member subscribed only to the zero-partition topic lists partitions of another
-        # (the generator's fallback); cooperative-sticky sees claims only under COOPERATIVE (R35).
-        ["zero_partition_topics=1", "topics=1..2", "stale=1..2", "subscriptions=disjoint,heterogeneous", "past_count_claims=0",
-         "ownership=" + ",".join(ORDINARY_OWNERSHIP), "racks=none", "versions=3,2,1", "protocols=cooperative"],
+        # (the generator's eager fallback), or members still claim a topic they dropped
+        # (``topics-unsubscribed``, the only such claims of a cooperative member); cooperative-sticky
+        # sees claims only under COOPERATIVE (R35).
+        ["zero_partition_topics=1", "topics=2..3", "stale=1..2", "subscriptions=disjoint,heterogeneous", "past_count_claims=0",
+         "ownership=topics-unsubscribed,balanced", "racks=none", "versions=3,2,1", "protocols=cooperative"],
         {"unsubscribed", "NullPointerException"},
     ),
     "R2-v0": (

@@ -14,7 +14,7 @@ import pytest
 
 from stickyproof.cli import main
 from stickyproof.errors import InvalidScenario, StickyproofError
-from stickyproof.model import dump_json, parse_json, scenario_from_dict, scenario_to_dict
+from stickyproof.model import Scenario, dump_json, parse_json, scenario_from_dict, scenario_to_dict
 from stickyproof.scenarios import InvalidSpace, Space, named, sample, scenario_features
 from stickyproof.scenarios.features import FEATURE_COLUMNS, subscription_kind
 from stickyproof.scenarios.sampler import derive_seed
@@ -184,14 +184,27 @@ def test_ownership_members_joined_has_new_members():
         assert any(not m.owned and m.generation == -1 for m in s.members)
 
 
+ONLY_PAST_COUNT = tuple(o for o in NO_HAZARDS if not o.startswith("past_count")) + ("past_count_claims=0..1",)
+ONLY_MISSING_TOPICS = tuple(o for o in NO_HAZARDS if not o.startswith("deleted_topic")) + ("deleted_topic_claims=0..1",)
+
+
 def test_ownership_partitions_deleted_claims_past_the_count():
-    for s in samples("ownership=partitions-deleted", "subscriptions=uniform", *NO_HAZARDS):
+    for s in samples("ownership=partitions-deleted", "subscriptions=uniform", *ONLY_PAST_COUNT):
         assert scenario_features(s)["past_count_claims"] > 0
 
 
 def test_ownership_topics_deleted_claims_a_missing_topic():
-    for s in samples("ownership=topics-deleted", "subscriptions=uniform", *NO_HAZARDS):
+    for s in samples("ownership=topics-deleted", "subscriptions=uniform", *ONLY_MISSING_TOPICS):
         assert scenario_features(s)["deleted_topic_claims"] > 0
+
+
+@pytest.mark.parametrize("kind, feature", [("partitions-deleted", "past_count_claims"),
+                                           ("topics-deleted", "deleted_topic_claims")])
+def test_a_hazard_knob_at_zero_means_none_whatever_the_ownership(kind, feature):
+    # Issue 11: a knob at 0 means none. The previous world's shares of what is gone are then not claimed.
+    drawn = samples(f"ownership={kind}", "subscriptions=uniform", *NO_HAZARDS)
+    assert all(scenario_features(s)[feature] == 0 for s in drawn)
+    assert any(m.owned for s in drawn for m in s.members)
 
 
 @pytest.mark.parametrize("kind", ["partitions-added", "topics-added"])
@@ -202,15 +215,50 @@ def test_ownership_added_partitions_are_unowned(kind):
 
 
 def test_stale_members_present_when_asked():
-    for s in samples("stale=1..2", "members=2..6"):
+    drawn = samples("stale=1..2", "members=2..6")
+    # A cooperative member claims only what it subscribes to: a stale one needs a topic another member reads.
+    holding = [s for s in drawn if _can_hold_a_double_claim(s)]
+    assert len(holding) > len(drawn) // 2
+    for s in holding:
         f = scenario_features(s)
         assert f["stale_claimants"] >= 1
         assert f["contested_partitions"] >= 1  # the group gave a stale member's claims to someone else
 
 
+def _can_hold_a_double_claim(s: Scenario) -> bool:
+    """A cooperative member claims only what it subscribes to: two of them must share a topic with partitions."""
+    if s.protocol != "cooperative":
+        return True
+    counts = s.partition_counts
+    return any(counts.get(t, 0) and any(t in o.topics for o in s.members if o is not m) for m in s.members for t in m.topics)
+
+
 def test_double_claims_present_when_asked():
-    for s in samples("double_claims=1..2", "members=2..6", "stale=0"):
-        assert scenario_features(s)["double_claims"] >= 1
+    drawn = samples("double_claims=1..2", "members=2..6", "stale=0")
+    assert sum(_can_hold_a_double_claim(s) for s in drawn) > len(drawn) // 2
+    for s in drawn:
+        if _can_hold_a_double_claim(s):
+            assert scenario_features(s)["double_claims"] >= 1
+
+
+def test_no_double_claim_at_the_same_generation_unless_asked():
+    """The knob is exact: stale claims are held meanwhile by the partition's owner, not a second member."""
+    for s in samples("double_claims=0", "stale=1..2", "members=2..8", "past_count_claims=0..2", n=200):
+        assert scenario_features(s)["double_claims"] == 0
+
+
+def test_cooperative_members_claim_outside_their_subscription_only_when_asked():
+    from stickyproof.scenarios.space import OWNERSHIP
+
+    plain = [o for o in OWNERSHIP if o != "topics-unsubscribed"]
+    for s in samples("protocols=cooperative", "ownership=" + ",".join(plain), "stale=0..2", "double_claims=0..2", n=200):
+        assert scenario_features(s)["unsubscribed_claims"] == 0
+    asked = samples("protocols=cooperative", "ownership=topics-unsubscribed", "members=2..6", "topics=2..4",
+                    "subscriptions=uniform", n=50)
+    assert all(scenario_features(s)["unsubscribed_claims"] > 0 for s in asked)
+    mixed = samples("protocols=cooperative", "ownership=topics-unsubscribed", "members=2..6", "topics=2..4",
+                    "subscriptions=heterogeneous,disjoint", n=50)
+    assert sum(scenario_features(s)["unsubscribed_claims"] > 0 for s in mixed) > 25
 
 
 def test_unknown_generation_claimants_present_when_asked():

@@ -23,53 +23,47 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-from stickyproof.sweep.rows import INVARIANTS, arrow_schema, empty_row  # noqa: E402
+from stickyproof.sweep.columns import HISTORY, INVARIANTS, REBALANCE, arrow_schema, empty_row  # noqa: E402
 from stickyproof.sweep.run import run_sweep  # noqa: E402
 from stickyproof.sweep.store import SweepDir, read_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+SCENARIO = json.dumps({"format": "stickyproof.scenario/1", "topics": {"t": 3}, "members": [{"id": "c0", "topics": ["t"]}]})
 
 
-def fake_rows(seed, index, assignors, params):
-    """A cheap stand-in for grading: deterministic values, every 7th group failing imbalance."""
+def fake_task(seed, index, assignor, params):
+    """A cheap stand-in for a history task: two graded rebalances and the history row; every 7th
+    history's second rebalance breaks its balance promise with no known cause."""
     rows = []
-    for a in assignors:
-        r = empty_row(seed, index, a)
-        bad = index % 7 == 3
+    bad = index % 7 == 3
+    for number in (1, 2):
+        r = empty_row(REBALANCE, "histories", seed, index, assignor, rebalance=number)
+        failing = bad and number == 2
         r.update({name: False for name in INVARIANTS})
         r.update(
-            scenario_hash=f"{seed}-{index}",
-            valid=not bad,
-            imbalance=bad,
-            balanced_kafka=not bad,
-            kept=index % 5,
-            optimal_kept=5,
-            stickiness=(index % 5) / 5,
-            moved=1,
-            assign_seconds=0.001,
-            solve_seconds=0.002,
-            members=2 + index % 3,
-            topics=1,
-            partitions=3 + index % 4,
-            subscribed_partitions=3 + index % 4,
-            subscription="uniform" if index % 2 else "nested",
-            protocol="eager",
-            versions="3",
-            stale_claimants=0,
+            scale="small", event="c1 joins (t)" if number == 1 else "c2 leaves", follow_up=False, generation=number,
+            scenario_hash=f"{seed}-{index}-{number}", valid=not failing, imbalance=failing,
+            unexpected="imbalance" if failing else None, contract_balanced=not failing, contract="kafka",
+            kept=index % 5, optimal_kept=5, stickiness=None if failing else (index % 5) / 5, unnecessary=1, moved=2,
+            owned=5, optimal_moves=1, assign_seconds=0.001, solve_seconds=0.002, members=2 + index % 3, topics=1,
+            partitions=3 + index % 4, subscribed_partitions=3 + index % 4,
+            subscription="uniform" if index % 2 else "nested", protocol="eager", versions="3",
         )
-        if bad:
-            r["scenario"] = json.dumps(
-                {"format": "stickyproof.scenario/1", "topics": {"t": 3}, "members": [{"id": "c0", "topics": ["t"]}]}
-            )
+        if failing:
+            r["scenario"] = SCENARIO
         rows.append(r)
+    h = empty_row(HISTORY, "histories", seed, index, assignor)
+    h.update(scale="small", rebalances=2, follow_ups=0, failing_rows=int(bad), moved_total=4, moved_known=4,
+             optimal_moves_known=2, known_rows=2, unowned=0, monitor_no_double_consumption=True, ended="settled")
+    rows.append(h)
     return rows
 
 
-def crashing_rows(seed, index, assignors, params):
+def crashing_task(seed, index, assignor, params):
     if index == 4:
         raise RuntimeError(f"boom at index {index}")
-    return fake_rows(seed, index, assignors, params)
+    return fake_task(seed, index, assignor, params)
 
 
 @pytest.fixture(scope="session")
@@ -84,8 +78,10 @@ def spark():
     session.stop()
 
 
-def keys(out: Path) -> list[tuple[int, int, str]]:
-    t = read_table(SweepDir(out).grades, ["seed", "index", "assignor"])
+def keys(out: Path, kind: str = HISTORY) -> list[tuple[int, int, str]]:
+    import pyarrow.dataset as ds
+
+    t = read_table(SweepDir(out).grades, ["seed", "index", "assignor"], filter=ds.field("kind") == kind)
     return list(zip(*(t.column(c).to_pylist() for c in ("seed", "index", "assignor"))))
 
 
@@ -93,74 +89,84 @@ def test_sweep_end_to_end_on_local_spark(spark, tmp_path):
     out = tmp_path / "run"
     seen = []
     outcome = run_sweep(
-        out, groups=24, seed=5, assignors=["a", "b"], row_fn=fake_rows, session=spark, chunk_groups=8,
+        out, count=24, seed=5, assignors=["a", "b"], task_fn=fake_task, session=spark, chunk_tasks=16,
         progress=lambda done, total: seen.append((done, total)),
     )
-    assert outcome.grading.rows_computed == 48 and len(outcome.grading.chunks_written) == 3
+    assert outcome.grading.tasks_computed == 48 and len(outcome.grading.chunks_written) == 3
+    assert outcome.grading.rows_written == 48 * 3
     ks = keys(out)
     assert len(ks) == len(set(ks)) == 48
     assert sorted(ks) == [(5, i, a) for i in range(24) for a in ("a", "b")]
     # Spark reads the layout as one table (plus the chunk column of the Hive-style directories).
     df = spark.read.parquet(str(out / "grades"))
-    assert df.count() == 48
+    assert df.count() == 48 * 3
     assert set(arrow_schema().names) <= set(df.columns)
-    # Failing rows: group indices 3, 10, 17 for both assignors.
+    # Failing rows: the second rebalance of histories 3, 10, 17 for both assignors.
     assert sorted(p.name for p in (out / "failures").iterdir()) == sorted(
-        f"5-{i}-{a}.json" for i in (3, 10, 17) for a in ("a", "b")
+        f"5-{i}-2-{a}.json" for i in (3, 10, 17) for a in ("a", "b")
     )
-    lines = {(l.assignor, l.scenario_class): l for l in outcome.summary.lines}
-    assert lines[("a", "all")].groups == 24 and lines[("a", "all")].violations["imbalance"] == 3
-    assert outcome.report == out / "report.html" and "data:image/png;base64," in outcome.report.read_text()
+    lines = {(l.assignor, l.klass): l for l in outcome.summary.lines}
+    a = lines[("a", "all")]
+    assert (a.rows, a.histories, a.failing, a.unexpected, a.violations["imbalance"]) == (48, 24, 3, 3, 3)
+    assert a.valid_pct == round(100 * 45 / 48, 2) and a.unnecessary_per_rebalance == 1.0
+    assert a.moves_over_optimum == 2.0 and a.follow_ups_per_rebalance == 0.0
+    (finding,) = [f for f in outcome.findings if f.rule == "a: imbalance"]
+    assert (finding.section, finding.rows) == ("unexpected", 3)
+    text = outcome.report.read_text()
+    assert outcome.report == out / "report.html" and text.count("data:image/png;base64,") == 3
+    assert text.index("<table") < text.index("data:image/png") < text.index("unexpected failures (2)")
     manifest = json.loads((out / "manifest.json").read_text())
-    assert sum(c["rows"] for c in manifest["chunks"].values()) == 48
-    assert seen[0] == (0.0, 24) and seen[-1] == (24.0, 24)
+    assert sum(c["rows"] for c in manifest["chunks"].values()) == 48 * 3
+    assert seen[0] == (0.0, 48) and seen[-1] == (48.0, 48)
     assert list((out / "_staging").iterdir()) == []
 
 
 def test_rerun_computes_only_what_is_missing(spark, tmp_path):
     out = tmp_path / "run"
-    run_sweep(out, groups=16, seed=1, assignors=["a"], row_fn=fake_rows, session=spark, chunk_groups=8, report=False)
+    run_sweep(out, count=16, seed=1, assignors=["a"], task_fn=fake_task, session=spark, chunk_tasks=8, report=False)
     parts = sorted(p.relative_to(out) for p in (out / "grades").rglob("*.parquet"))
     mtimes = [(out / p).stat().st_mtime_ns for p in parts]
-    again = run_sweep(out, groups=16, seed=1, assignors=["a"], row_fn=fake_rows, session=spark, chunk_groups=8, report=False)
-    assert (again.grading.rows_computed, again.grading.rows_present, again.grading.chunks_written) == (0, 16, ())
+    again = run_sweep(out, count=16, seed=1, assignors=["a"], task_fn=fake_task, session=spark, chunk_tasks=8, report=False)
+    assert (again.grading.tasks_computed, again.grading.tasks_present, again.grading.chunks_written) == (0, 16, ())
     assert sorted(p.relative_to(out) for p in (out / "grades").rglob("*.parquet")) == parts
     assert [(out / p).stat().st_mtime_ns for p in parts] == mtimes
-    # More groups and one more assignor: only the new keys are graded.
-    more = run_sweep(out, groups=20, seed=1, assignors=["a", "b"], row_fn=fake_rows, session=spark, chunk_groups=8, report=False)
-    assert more.grading.rows_computed == 4 + 20
+    # More histories and one more assignor: only the new tasks run.
+    more = run_sweep(out, count=20, seed=1, assignors=["a", "b"], task_fn=fake_task, session=spark, chunk_tasks=8,
+                     report=False)
+    assert more.grading.tasks_computed == 4 + 20
     ks = keys(out)
     assert len(ks) == len(set(ks)) == 40
 
 
-def test_a_crashing_group_becomes_an_error_row(spark, tmp_path):
+def test_a_crashing_task_becomes_an_error_row(spark, tmp_path):
     out = tmp_path / "run"
-    outcome = run_sweep(out, groups=8, seed=0, assignors=["a", "b"], row_fn=crashing_rows, session=spark, report=False)
-    t = read_table(SweepDir(out).grades, ["index", "assignor", "valid", "error"]).to_pylist()
+    outcome = run_sweep(out, count=8, seed=0, assignors=["a", "b"], task_fn=crashing_task, session=spark, report=False)
+    t = read_table(SweepDir(out).grades, ["kind", "index", "assignor", "valid", "error"]).to_pylist()
     errors = [r for r in t if r["error"]]
-    assert len(t) == 16 and [(r["index"], r["assignor"]) for r in errors] == [(4, "a"), (4, "b")]
-    assert all(r["valid"] is False and r["error"].startswith("row: RuntimeError: boom at index 4") for r in errors)
-    assert sum(l.errors for l in outcome.summary.lines if l.scenario_class == "all") == 2
+    assert [(r["kind"], r["index"], r["assignor"]) for r in errors] == [(HISTORY, 4, "a"), (HISTORY, 4, "b")]
+    assert all(r["error"].startswith("task: RuntimeError: boom at index 4") for r in errors)
+    crashed = [f for f in outcome.findings if f.section == "unexpected" and "crashed" in f.text]
+    assert crashed and sum(f.histories for f in crashed) == 2
+    assert [line.unexpected for line in outcome.summary.lines] == [1 + 1, 1 + 1]  # history 3's imbalance, the crash
 
 
 _DRIVER = textwrap.dedent(
     """
     import sys, time
-    from stickyproof.sweep.rows import empty_row
+    from stickyproof.sweep.columns import empty_row
     from stickyproof.sweep.run import run_sweep
 
-    def slow_rows(seed, index, assignors, params):
-        time.sleep(float(sys.argv[3]))
-        rows = []
-        for a in assignors:
-            r = empty_row(seed, index, a)
-            r.update(valid=True, stickiness=1.0, scenario_hash=f"{seed}-{index}")
-            rows.append(r)
-        return rows
+    DELAY = float(sys.argv[3])  # read here: an executor's sys.argv is not the driver's
 
-    outcome = run_sweep(sys.argv[1], groups=int(sys.argv[4]), seed=3, assignors=["a"], row_fn=slow_rows,
-                        master=sys.argv[2], chunk_groups=4, report=False)
-    print("ROWS", outcome.summary.rows, flush=True)
+    def slow_task(seed, index, assignor, params):
+        time.sleep(DELAY)
+        r = empty_row("rebalance", "histories", seed, index, assignor, rebalance=1)
+        r.update(valid=True, stickiness=1.0, scenario_hash=f"{seed}-{index}")
+        return [r, empty_row("history", "histories", seed, index, assignor)]
+
+    outcome = run_sweep(sys.argv[1], count=int(sys.argv[4]), seed=3, assignors=["a"], task_fn=slow_task,
+                        master=sys.argv[2], chunk_tasks=4, report=False)
+    print("ROWS", outcome.summary.rows, "ERRORS", sum(l.errors for l in outcome.summary.lines), flush=True)
     """
 )
 
@@ -193,8 +199,10 @@ def test_a_killed_run_loses_nothing_and_resumes(spark, tmp_path):
         proc.wait(timeout=30)
     before = keys(out)
     assert len(before) == len(set(before)) and len(before) % 4 == 0  # whole chunks only
-    resumed = run_sweep(out, groups=12, seed=3, assignors=["a"], row_fn=fake_rows, session=spark, chunk_groups=4, report=False)
-    assert resumed.grading.rows_computed == 12 - len(before)
+    assert not [r for r in read_table(SweepDir(out).grades, ["error"]).to_pylist() if r["error"]]
+    resumed = run_sweep(out, count=12, seed=3, assignors=["a"], task_fn=fake_task, session=spark, chunk_tasks=4,
+                        report=False)
+    assert resumed.grading.tasks_computed == 12 - len(before)
     after = keys(out)
     assert len(after) == len(set(after)) == 12 and set(before) <= set(after)
     assert list((out / "_staging").iterdir()) == []
@@ -270,29 +278,47 @@ def test_sweep_on_a_standalone_cluster(standalone_master, tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "ROWS 4" in done.stdout
+    assert "ROWS 4 ERRORS 0" in done.stdout
     ks = keys(out)
     assert sorted(ks) == [(3, i, "a") for i in range(4)]
 
 
-def test_stickyproof_sweep_command_grades_real_groups(spark, tmp_path, capsys):
-    """The CLI on the shared session: real sampler, leader, assignors and oracles; summary and report."""
+def test_stickyproof_sweep_command_runs_real_histories(spark, tmp_path, capsys):
+    """The CLI on the shared session: drawn histories through the protocol, real assignors and oracles."""
     from stickyproof.cli import main
 
     out = tmp_path / "run"
-    args = ["sweep", "--groups", "6", "--seed", "11", "--assignors", "range,cooperative-sticky", "--out", str(out),
-            "--space", "members=1..4", "partitions=1..4", "--shrink-seconds", "20"]
+    args = ["sweep", "--count", "6", "--seed", "11", "--scale", "small", "--assignors", "range,cooperative-sticky",
+            "--out", str(out), "--shrink-seconds", "10"]
     assert main(args) == 0
-    printed = capsys.readouterr().out
-    assert f"report: {out / 'report.html'}" in printed and "cooperative-sticky" in printed
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("assignor") and all(len(line) <= 120 for line in printed[:3])
+    assert [line.split()[0] for line in printed[1:3]] == ["cooperative-sticky", "range"]
+    assert printed[-1] == f"report: {out / 'report.html'}"
     rows = read_table(SweepDir(out).grades).to_pylist()
-    assert sorted((r["index"], r["assignor"]) for r in rows) == [(i, a) for i in range(6) for a in ("cooperative-sticky", "range")]
-    graded = [r for r in rows if not r["skipped"]]
-    assert graded and all(r["error"] or r["stickiness"] is not None for r in graded)
-    assert all(r["skipped"] == "cooperative protocol unsupported (R36)" for r in rows if r["assignor"] == "range" and r["protocol"] == "cooperative")
-    failing = {f"11-{r['index']}-{r['assignor']}.json" for r in rows if r["valid"] is False and r["scenario"]}
-    assert {p.name for p in (out / "failures").iterdir()} == failing
-    # The same command again grades nothing new.
-    assert main(args + ["--json"]) == 0
+    histories = sorted((r["index"], r["assignor"]) for r in rows if r["kind"] == HISTORY)
+    assert histories == [(i, a) for i in range(6) for a in ("cooperative-sticky", "range")]
+    rebalances = [r for r in rows if r["kind"] == REBALANCE]
+    assert rebalances and all(r["event"] and r["generation"] is not None and r["scale"] == "small" for r in rebalances)
+    assert all(r["stickiness"] <= 1.0 for r in rebalances if r["valid"] and r["stickiness"] is not None)
+    assert not [r for r in rebalances if r["assignor"] == "range" and r["valid"] is False]
+    # --by gives the detail; the same command grades nothing new.
+    assert main(args + ["--json", "--by", "cause"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["rows_computed"], doc["rows_present_before"]) == (0, 12)
+    assert (doc["tasks_computed"], doc["tasks_present_before"]) == (0, 12)
+    assert {line["klass"] for line in doc["summary"]["lines"]} > {"all"}
+
+
+def test_adversarial_source_on_spark(spark, tmp_path, capsys):
+    from stickyproof.cli import main
+
+    out = tmp_path / "adv"
+    assert main(["sweep", "--source", "adversarial", "--count", "8", "--seed", "2", "--assignors", "sticky",
+                 "--space", "members=1..4", "partitions=1..4", "past_count_claims=1", "--out", str(out),
+                 "--no-report", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tasks_computed"] == 8
+    rows = read_table(SweepDir(out).grades).to_pylist()
+    assert {r["kind"] for r in rows} == {REBALANCE} and all(r["rebalance"] == 0 for r in rows)
+    assert all(r["past_count_claims"] >= 1 for r in rows)
+    assert all("K1" in (r["hazards"] or "") or not r["unexpected"] for r in rows if r["valid"] is False)

@@ -1,156 +1,79 @@
-"""The sweep's parts that need no Spark: rows, chunk planning, the store, summary, triage, report, compare."""
+"""The sweep without Spark: columns, plan, store, summary, findings, report, compare, triage, glue."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from stickyproof.errors import SweepError
-from stickyproof.model import Member, Scenario, Topic, TopicPartition, scenario_from_dict, scenario_to_dict
-from stickyproof.sweep.compare import compare_runs
-from stickyproof.sweep.job import Chunk, _spark_message, chunk_size, plan_chunks
-from stickyproof.sweep.report import write_report
-from stickyproof.sweep.rows import (
-    COLUMNS,
+from stickyproof.model import Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.sweep.columns import (
+    HISTORY,
     INVARIANTS,
+    REBALANCE,
     arrow_schema,
     empty_row,
-    error_row,
-    grade_to_row,
     invariant_column,
     is_failing,
-    scenario_hash,
 )
+from stickyproof.sweep.compare import compare_runs
+from stickyproof.sweep.findings import collect_findings, error_kind, parse_hazards
+from stickyproof.sweep.job import _spark_message, map_slots
+from stickyproof.sweep.plan import Task, plan_chunks
+from stickyproof.sweep.report import write_report
+from stickyproof.sweep.rows import TaskParams, adversarial_task, grade_scenario_row, scenario_hash
 from stickyproof.sweep.store import SweepDir, read_table
-from stickyproof.sweep.summary import summarize
-from stickyproof.sweep.triage import Signature, error_kind, shrink, signatures_of
+from stickyproof.sweep.summary import cause_of, load_frames, summarize, summarize_frame
+from stickyproof.sweep.triage import shrink
 
 REQUIRED = [
-    "seed", "index", "assignor", "valid", *INVARIANTS, "balanced_kafka", "balanced_global", "kept", "optimal_kept",
-    "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds", "error",
-    "members", "topics", "partitions", "subscription", "versions", "stale_claimants", "protocol",
+    "kind", "source", "seed", "index", "rebalance", "assignor", "event", "trigger", "follow_up", "valid", *INVARIANTS,
+    "contract", "contract_balanced", "kept", "optimal_kept", "stickiness", "unnecessary", "unnecessary_list", "moved",
+    "optimal_moves", "assign_seconds", "error", "hazards", "unexpected", "members", "subscribed_partitions",
+    "rebalances", "follow_ups", "unowned", "moved_total", "optimal_moves_known", "monitor_no_double_consumption",
+    "replay",
 ]
+SCENARIO = {"format": "stickyproof.scenario/1", "topics": {"t": 3}, "members": [{"id": "c0", "topics": ["t"]}]}
 
 
-def scenario(members: int = 3, partitions: int = 4, owned: bool = True) -> Scenario:
-    ms = []
-    for i in range(members):
-        mine = tuple(TopicPartition("t", p) for p in range(partitions) if owned and p % members == i)
-        ms.append(Member(f"c{i}", ("t",), mine, generation=1))
-    return Scenario((Topic("t", partitions), Topic("u", 2)), tuple(ms))
+def scenario(members: int = 3, partitions: int = 4) -> Scenario:
+    ms = tuple(Member(f"c{i}", ("t",), tuple(TopicPartition("t", p) for p in range(partitions) if p % members == i),
+                      generation=1) for i in range(members))
+    return Scenario((Topic("t", partitions),), ms)
 
 
-@dataclass
-class FakeGrade:
-    valid: bool = True
-    violations: list = field(default_factory=list)
-    balanced: dict = field(default_factory=lambda: {"uniform": True, "global": True, "kafka": True})
-    kept: int = 3
-    optimal_kept: int = 4
-    optimal_kept_global: int = 4
-    proven: bool = True
-    stickiness: float = 0.75
-    moved: int = 1
-    assign_seconds: float = 0.001
-    solve_seconds: float = 0.002
-    error: Any = None
-
-
-# ------------------------------------------------------------------------------------------
-# rows
-
-
-def test_schema_has_every_required_column():
-    names = arrow_schema().names
-    assert [n for n in REQUIRED if n not in names] == []
-    assert len(names) == len(set(names)) == len(COLUMNS)
-
-
-def test_invariant_ids_map_to_snake_case_columns():
-    assert invariant_column("cooperative-unsafe") == "cooperative_unsafe"
-    assert invariant_column("revoking-unclaimed") == "revoking_unclaimed"
-    assert invariant_column("RevokingUnclaimed") == "revoking_unclaimed"
-    assert invariant_column("imbalance") == "imbalance"
-
-
-def test_grade_to_row_flattens_a_passing_grade():
-    s = scenario()
-    row = grade_to_row(7, 3, "sticky", s, FakeGrade())
-    assert (row["seed"], row["index"], row["assignor"], row["valid"]) == (7, 3, "sticky", True)
-    assert all(row[name] is False for name in INVARIANTS)
-    assert (row["balanced_kafka"], row["balanced_global"], row["stickiness"], row["kept"]) == (True, True, 0.75, 3)
-    assert (row["members"], row["topics"], row["protocol"]) == (3, 2, "eager")
-    assert row["scenario"] is None  # only failing rows carry their scenario
-    assert row["scenario_hash"] == scenario_hash(s)
-    pa.RecordBatch.from_pylist([row], schema=arrow_schema())  # the row fits the schema
-
-
-def test_grade_to_row_marks_violated_invariants_and_keeps_the_scenario():
-    s = scenario()
-    g = FakeGrade(valid=False, violations=[("cooperative-unsafe", {"partition": "t-1"}), ("imbalance", {"member": "c0"})])
-    row = grade_to_row(1, 2, "range", s, g)
-    assert row["cooperative_unsafe"] and row["imbalance"] and not row["duplicate"]
-    assert is_failing(row)
-    assert scenario_from_dict(json.loads(row["scenario"])) == s
-    assert json.loads(row["violations"])[0] == {"invariant": "cooperative-unsafe", "witness": {"partition": "t-1"}}
-
-
-def test_grade_to_row_rejects_an_invariant_without_a_column():
-    with pytest.raises(ValueError, match="no column: made_up"):
-        grade_to_row(1, 2, "range", scenario(), FakeGrade(valid=False, violations=[("made-up", {})]))
-
-
-def test_error_row_is_failing_with_unknown_checks():
-    row = error_row(1, 2, "sticky", "grade: AssignorFailure: boom", scenario())
-    assert is_failing(row) and row["valid"] is False
-    assert all(row[name] is None for name in INVARIANTS)
-    assert row["members"] == 3 and row["scenario"] is not None
-
-
-def test_scenario_hash_is_content_not_identity():
-    assert scenario_hash(scenario()) == scenario_hash(scenario_from_dict(scenario_to_dict(scenario())))
-    assert scenario_hash(scenario()) != scenario_hash(scenario(partitions=5))
-
-
-# ------------------------------------------------------------------------------------------
-# chunks
-
-
-def test_plan_chunks_skips_keys_present():
-    present = {0: {"a", "b"}, 1: {"a"}, 5: {"a", "b"}}
-    chunks = plan_chunks(3, 8, ["a", "b"], present, 4)
-    assert [(c.start, c.end) for c in chunks] == [(0, 4), (4, 8)]
-    assert chunks[0].todo == ((1, ("b",)), (2, ("a", "b")), (3, ("a", "b")))
-    assert [i for i, _ in chunks[1].todo] == [4, 6, 7]
-    assert plan_chunks(3, 2, ["a", "b"], {0: {"a", "b"}, 1: {"b", "a"}}, 4) == []
-
-
-def test_chunk_names_are_deterministic_and_differ_by_keys():
-    a = Chunk(1, 0, 4, ((0, ("x",)),))
-    assert a.name == Chunk(1, 0, 4, ((0, ("x",)),)).name
-    assert a.name != Chunk(1, 0, 4, ((0, ("y",)),)).name
-    assert a.name.startswith("s1-000000000-000000004-")
-
-
-def test_chunk_size_bounds():
-    assert chunk_size(2000, 2) == 250
-    assert chunk_size(20, 2) == 8
-    assert chunk_size(100_000, 64) == 1024
-
-
-def test_spark_message_keeps_the_python_exception_line():
-    text = "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File x\nModuleNotFoundError: No module named 'foo'\n\tat org.apache"
-    assert _spark_message(RuntimeError(text)) == "ModuleNotFoundError: No module named 'foo'"
-
-
-# ------------------------------------------------------------------------------------------
-# store, summary, report, compare (on Parquet written directly, as a Spark chunk would be)
+def rows_of(seed: int, n: int, assignor: str, *, stickiness: float = 1.0, bad: frozenset[int] = frozenset(),
+            hazard: str | None = None, follow_up_every: int = 0) -> list[dict]:
+    """``n`` histories of two rebalances and their history rows; in ``bad`` ones rebalance 2 fails imbalance
+    (explained by ``hazard`` when given)."""
+    rows = []
+    for i in range(n):
+        failing = i in bad
+        for number in (1, 2):
+            r = empty_row(REBALANCE, "histories", seed, i, assignor, rebalance=number)
+            r.update({name: False for name in INVARIANTS})
+            fail = failing and number == 2
+            r.update(scale="small", event=f"c{i} joins (t)", follow_up=bool(follow_up_every and number == 2
+                                                                               and i % follow_up_every == 0),
+                     valid=not fail, imbalance=fail, contract="kafka", contract_balanced=not fail,
+                     stickiness=None if fail else stickiness, unnecessary=0 if fail else 2, moved=3, owned=6,
+                     optimal_moves=1, assign_seconds=0.001 * (1 + i), members=2, subscribed_partitions=4 + i,
+                     subscription="uniform", protocol="eager", scenario_hash=f"h{i}-{number}")
+            if fail:
+                r["scenario"] = json.dumps(SCENARIO)
+                r["hazards"] = f"imbalance:{hazard}" if hazard else None
+                r["unexpected"] = None if hazard else "imbalance"
+            rows.append(r)
+        h = empty_row(HISTORY, "histories", seed, i, assignor)
+        h.update(scale="small", rebalances=2, follow_ups=0, moved_total=6, moved_known=6, optimal_moves_known=2,
+                 known_rows=2, unowned=0, failing_rows=int(failing), monitor_no_double_consumption=True,
+                 replay=json.dumps({"format": "stickyproof.simulation/1"}) if failing else None)
+        rows.append(h)
+    return rows
 
 
 def write_chunk(out: SweepDir, name: str, rows: list[dict]) -> Path:
@@ -161,13 +84,65 @@ def write_chunk(out: SweepDir, name: str, rows: list[dict]) -> Path:
     return out.commit_chunk(name)
 
 
-def graded_rows(seed: int, n: int, assignor: str, *, stickiness: float = 1.0, bad: set[int] = frozenset()) -> list[dict]:
-    rows = []
-    for i in range(n):
-        s = scenario(members=2 + i % 3, partitions=3 + i)
-        g = FakeGrade(stickiness=stickiness, valid=i not in bad, violations=[("imbalance", {})] if i in bad else [])
-        rows.append(grade_to_row(seed, i, assignor, s, g))
-    return rows
+# ------------------------------------------------------------------------------------------
+# columns, plan, job helpers
+
+
+def test_schema_has_every_required_column():
+    names = arrow_schema().names
+    assert [n for n in REQUIRED if n not in names] == []
+
+
+def test_invariant_ids_map_to_snake_case_columns():
+    assert invariant_column("cooperative-unsafe") == "cooperative_unsafe"
+    assert invariant_column("CooperativeUnsafe") == "cooperative_unsafe"
+    assert {invariant_column(i) for i in INVARIANTS} == set(INVARIANTS)
+
+
+def test_a_crash_without_a_verdict_is_failing_and_a_skipped_pair_is_not():
+    row = empty_row(REBALANCE, "histories", 0, 0, "a", rebalance=1)
+    assert not is_failing(row)
+    assert is_failing({**row, "error": "grade: ValueError: x"})
+    assert is_failing({**row, "valid": False})
+    assert not is_failing({**row, "error": "x", "skipped": "cooperative protocol unsupported (R36)"})
+
+
+def test_plan_skips_present_and_skipped_tasks_and_puts_expensive_ones_first():
+    chunks = plan_chunks(0, 4, ["a", "b"], {0: {"a"}}, scale_of={0: "small", 1: "large", 2: "small", 3: "small"},
+                         parallelism=2, skip={(3, "b")})
+    tasks = [t for c in chunks for t in c.tasks]
+    assert sorted((t.index, t.assignor) for t in tasks) == [(0, "b"), (1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a")]
+    assert chunks[0].tasks[0].index == 1 and chunks[0].slots[0][0].cost == 150.0
+    again = plan_chunks(0, 4, ["a", "b"], {0: {"a"}}, scale_of={0: "small", 1: "large", 2: "small", 3: "small"},
+                        parallelism=2, skip={(3, "b")})
+    assert [c.name for c in again] == [c.name for c in chunks]
+
+
+def test_spark_message_keeps_the_python_exception_line():
+    text = ("An exception was thrown from the Python worker:\nTraceback (most recent call last):\n  File x\n"
+            "ModuleNotFoundError: No module named 'foo'\n\tat org.apache")
+    assert _spark_message(RuntimeError(text)) == "ModuleNotFoundError: No module named 'foo'"
+
+
+def test_map_slots_turns_crashes_and_misfit_rows_into_error_rows_of_that_task_only():
+    def task_fn(seed, index, assignor, params):
+        if index == 2:
+            raise RuntimeError("boom")
+        row = empty_row(HISTORY, "histories", seed, index, assignor)
+        row["rebalances"] = "many" if index == 4 else 1  # index 4: a value that does not fit the schema
+        return [row]
+
+    slots = ((Task(0, "a"), Task(2, "a")), (Task(4, "a"), Task(5, "a")))
+    fn = map_slots(9, slots, TaskParams(), task_fn)
+    out = pa.Table.from_batches(list(fn([pa.RecordBatch.from_pydict({"id": [0, 1]})]))).to_pylist()
+    assert [r["index"] for r in out] == [0, 2, 4, 5]
+    errors = {r["index"]: r["error"] for r in out if r["error"]}
+    assert sorted(errors) == [2, 4]
+    assert errors[2].startswith("task: RuntimeError: boom") and errors[4].startswith("row: ")
+
+
+# ------------------------------------------------------------------------------------------
+# store
 
 
 def test_staged_chunk_is_invisible_until_committed(tmp_path):
@@ -175,21 +150,21 @@ def test_staged_chunk_is_invisible_until_committed(tmp_path):
     out.prepare()
     staged = out.staging_path("c1")
     staged.mkdir()
-    pq.write_table(pa.Table.from_pylist(graded_rows(0, 3, "a"), schema=arrow_schema()), staged / "part-0.parquet")
+    pq.write_table(pa.Table.from_pylist(rows_of(0, 3, "a"), schema=arrow_schema()), staged / "part-0.parquet")
     assert read_table(out.grades).num_rows == 0 and out.keys_present(0) == {}
     out.commit_chunk("c1")
     assert out.keys_present(0) == {0: {"a"}, 1: {"a"}, 2: {"a"}}
     out.prepare()  # a new run drops leftovers in _staging, never committed chunks
-    assert read_table(out.grades).num_rows == 3 and list(out.staging.iterdir()) == []
+    assert read_table(out.grades).num_rows == 9 and list(out.staging.iterdir()) == []
 
 
-def test_manifest_refuses_other_sampler_parameters(tmp_path):
+def test_manifest_refuses_other_parameters(tmp_path):
     out = SweepDir(tmp_path / "run")
     out.prepare()
-    out.open_manifest({"space": ["members=2"], "time_limit": 5.0})
-    out.open_manifest({"space": ["members=2"], "time_limit": 5.0})
-    with pytest.raises(SweepError, match="space"):
-        out.open_manifest({"space": [], "time_limit": 5.0})
+    out.open_manifest({"source": "histories", "scale": "main"})
+    out.open_manifest({"source": "histories", "scale": "main"})
+    with pytest.raises(SweepError, match="scale"):
+        out.open_manifest({"source": "histories", "scale": "small"})
 
 
 def test_lock_refuses_a_second_writer(tmp_path):
@@ -200,85 +175,128 @@ def test_lock_refuses_a_second_writer(tmp_path):
                 pass
 
 
-def test_failures_written_for_failing_rows(tmp_path):
+def test_failures_and_history_replays_written_for_failing_rows(tmp_path):
     out = SweepDir(tmp_path / "run")
-    chunk = write_chunk(out, "c1", graded_rows(4, 5, "a", bad={1, 3}))
-    assert out.write_chunk_failures(chunk) == (5, 2)
-    names = sorted(p.name for p in out.failures.iterdir())
-    assert names == ["4-1-a.json", "4-3-a.json"]
-    assert scenario_from_dict(json.loads((out.failures / "4-1-a.json").read_text())) == scenario(members=3, partitions=4)
-    (out.failures / "4-1-a.json").unlink()
-    assert out.sync_failures() == 2 and (out.failures / "4-1-a.json").exists()
+    chunk = write_chunk(out, "c1", rows_of(4, 5, "a", bad=frozenset({1, 3})))
+    assert out.write_chunk_failures(chunk) == (15, 2)
+    assert sorted(p.name for p in out.failures.iterdir()) == ["4-1-2-a.json", "4-3-2-a.json"]
+    assert sorted(p.name for p in out.histories.iterdir()) == ["4-1-a.json", "4-3-a.json"]
+    assert scenario_from_dict(json.loads((out.failures / "4-1-2-a.json").read_text())).members[0].id == "c0"
+    (out.failures / "4-1-2-a.json").unlink()
+    assert out.sync_failures() == 2 and (out.failures / "4-1-2-a.json").exists()
 
 
-def test_summary_counts_per_assignor_and_class(tmp_path):
+# ------------------------------------------------------------------------------------------
+# summary, findings, report, compare
+
+
+def test_summary_line_per_assignor_and_by_class(tmp_path):
     out = SweepDir(tmp_path / "run")
-    write_chunk(out, "c1", graded_rows(0, 10, "a", stickiness=0.5, bad={2}) + graded_rows(0, 10, "b"))
+    write_chunk(out, "c1", rows_of(0, 10, "a", stickiness=0.5, bad=frozenset({2}), follow_up_every=5)
+                + rows_of(0, 10, "b"))
     summary = summarize(out.root)
-    lines = {(line.assignor, line.scenario_class): line for line in summary.lines}
-    assert summary.rows == 20
+    lines = {(line.assignor, line.klass): line for line in summary.lines}
+    assert summary.rows == 40 and summary.histories == 20
     a = lines[("a", "all")]
-    assert (a.groups, a.failing, a.violations["imbalance"], a.stickiness_mean) == (10, 1, 1, 0.5)
-    assert lines[("b", "all")].failing == 0 and lines[("a", "uniform")].groups == 10
+    assert (a.rows, a.histories, a.failing, a.unexpected, a.violations["imbalance"]) == (20, 10, 1, 1, 1)
+    assert (a.valid_pct, a.balanced_pct, a.stickiness_p50) == (95.0, 95.0, 0.5)
+    assert a.unnecessary_per_rebalance == 2.0 and a.moves_over_optimum == 3.0
+    assert a.follow_ups_per_rebalance == round(2 / 18, 4)
+    assert lines[("b", "all")].failing == 0
+    by = summarize(out.root, by="cause")
+    assert {(line.assignor, line.klass) for line in by.lines} >= {("a", "joins"), ("a", "follow-up")}
+    with pytest.raises(SweepError, match="--by"):
+        summarize(out.root, by="colour")
 
 
-def test_report_is_one_self_contained_file(tmp_path):
+def test_cause_of_drops_names_and_counts():
+    assert cause_of("c3 joins (t0, t1)") == "joins"
+    assert cause_of("rolling restart of c1, c2, 14 ticks apart (protocol=None)") == "rolling restart ticks"
+    assert cause_of("anything", True) == "follow-up"
+
+
+def test_findings_split_known_hazards_kafka_bugs_and_unexpected():
+    failing = [
+        {"seed": 0, "index": 1, "rebalance": 2, "assignor": "sticky", "source": "histories", "hazards": "imbalance:K1",
+         "unexpected": None, "valid": False, "members": 3, "subscribed_partitions": 9},
+        {"seed": 0, "index": 2, "rebalance": 4, "assignor": "sticky", "source": "histories", "hazards":
+         "unsubscribed:K3", "unexpected": None, "valid": False, "members": 2, "subscribed_partitions": 4},
+        {"seed": 0, "index": 3, "rebalance": 1, "assignor": "x", "source": "histories", "hazards": None,
+         "unexpected": "duplicate", "valid": False, "members": 2, "subscribed_partitions": 4},
+        {"seed": 0, "index": 4, "rebalance": 1, "assignor": "x", "source": "histories", "hazards": None,
+         "unexpected": None, "valid": None, "error": "grade: SolverError: timeout", "members": 2,
+         "subscribed_partitions": 4},
+    ]
+    histories = [{"seed": 0, "index": 2, "assignor": "sticky", "monitor_no_rebalance_loop": False},
+                 {"seed": 0, "index": 9, "assignor": "x", "monitor_no_double_consumption": False}]
+    found = {(f.section, f.rule): f for f in collect_findings(failing, histories)}
+    assert set(found) == {("hazard", "K1"), ("kafka-bug", "K3"), ("unexpected", "x: duplicate"),
+                          ("unexpected", "x: error:grade:SolverError"), ("unexpected", "x: monitor no-double-consumption")}
+    k3 = found[("kafka-bug", "K3")]
+    assert (k3.rows, k3.histories, k3.example.failure_file()) == (1, 1, "0-2-4-sticky.json")
+    assert k3.failures == {"unsubscribed": 1, "monitor:no-rebalance-loop": 1}
+    assert parse_hazards("a:K1,b:K2") == [("a", "K1"), ("b", "K2")] and error_kind("row: X: y") == "error:row:X"
+
+
+def test_report_opens_with_the_table_then_three_plots_then_triage(tmp_path):
     out = SweepDir(tmp_path / "run")
-    write_chunk(out, "c1", graded_rows(0, 12, "a", bad={2}) + graded_rows(0, 12, "b", stickiness=0.8))
-    from stickyproof.sweep.summary import load_frame, summarize_frame
-
-    frame = load_frame(out.root)
-    path = write_report(out, summarize_frame(out.root, frame), frame, [], {"space": []})
+    write_chunk(out, "c1", rows_of(0, 12, "a", bad=frozenset({2}), hazard="K1") + rows_of(0, 12, "b", stickiness=0.8))
+    rebalances, histories = load_frames(out.root)
+    summary = summarize_frame(out.root, rebalances, histories)
+    failing = rebalances[rebalances["valid"] == False]  # noqa: E712
+    findings = collect_findings(failing.to_dict("records"), histories.to_dict("records"))
+    path = write_report(out, summary, rebalances, histories, findings, [], {"source": "histories"})
     text = path.read_text()
-    assert path == out.root / "report.html"
-    assert text.count("data:image/png;base64,") == 4
-    assert "Violations by invariant" in text and "Triage" in text
+    assert path == out.root / "report.html" and text.count("data:image/png;base64,") == 3
+    assert text.index("<table") < text.index("stickiness</em> is") < text.index("Stickiness distribution")
+    assert text.index("Cumulative moves") < text.index("Assign time against group size") < text.index("Triage")
+    assert "known Kafka hazards reproduced (1)" in text and "unexpected failures (0)" in text
     assert "src='http" not in text and "<script" not in text  # nothing loaded from elsewhere
 
 
-def test_compare_finds_regressions_and_improvements(tmp_path):
+def test_compare_finds_regressions_and_improvements_by_content(tmp_path):
     a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
-    write_chunk(a, "c1", graded_rows(0, 6, "x", stickiness=0.9, bad={4}))
-    rows_b = graded_rows(0, 6, "x", stickiness=0.9, bad={1})
-    rows_b[2]["stickiness"] = 0.5
-    rows_b[3]["balanced_kafka"] = False
-    # B paired by content, not by key: shift B's seed so only the scenario hash can match them.
+    write_chunk(a, "c1", rows_of(0, 6, "x", stickiness=0.9, bad=frozenset({4})))
+    rows_b = rows_of(0, 6, "x", stickiness=0.9, bad=frozenset({1}))
+    by_key = {(r["index"], r["rebalance"]): r for r in rows_b if r["kind"] == REBALANCE}
+    by_key[(2, 1)]["stickiness"] = 0.5
+    by_key[(3, 1)]["contract_balanced"] = False
     for r in rows_b:
-        r["seed"] = 99
+        r["seed"] = 99  # paired by content, not by key
     write_chunk(b, "c1", rows_b)
     comparison = compare_runs(a.root, b.root)
-    assert comparison.shared == 6
-    assert sorted((c.aspect, c.key_a[1]) for c in comparison.regressions) == [("balance", 3), ("stickiness", 2), ("validity", 1)]
-    assert [(c.aspect, c.key_a[1]) for c in comparison.improvements] == [("validity", 4)]
-    assert comparison.counts()["x"]["validity"] == {"regressions": 1, "improvements": 1}
+    assert comparison.shared == 12
+    assert sorted((c.aspect, c.key_a[1]) for c in comparison.regressions) == [
+        ("balance", 1), ("balance", 3), ("stickiness", 2), ("validity", 1)]
+    assert sorted((c.aspect, c.key_a[1]) for c in comparison.improvements) == [("balance", 4), ("validity", 4)]
     assert compare_runs(a.root, a.root).regressions == ()
-
-
-def test_compare_refuses_a_directory_that_is_not_a_sweep(tmp_path):
     with pytest.raises(SweepError, match="not a sweep directory"):
         compare_runs(tmp_path, tmp_path)
 
 
+def test_compare_command_exits_1_on_regressions(tmp_path, capsys):
+    from stickyproof.cli import main
+
+    a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
+    write_chunk(a, "c1", rows_of(0, 4, "x"))
+    write_chunk(b, "c1", rows_of(0, 4, "x", bad=frozenset({2})))
+    assert main(["compare", str(a.root), str(b.root), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["shared"] == 8 and sorted(r["aspect"] for r in doc["regressions"]) == ["balance", "validity"]
+    assert main(["compare", str(b.root), str(a.root)]) == 0
+    assert "0 regressions, 2 improvements" in capsys.readouterr().out
+    assert main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
+
+
 # ------------------------------------------------------------------------------------------
-# triage
-
-
-def test_signatures_name_each_violated_invariant_or_the_error_kind():
-    row = {"assignor": "a", "subscription": "uniform", "protocol": "eager", "error": None, "imbalance": True, "unstable": True}
-    assert signatures_of(row) == [Signature("a", "imbalance", "uniform/eager"), Signature("a", "unstable", "uniform/eager")]
-    assert error_kind("grade: AssignorFailure: IllegalStateException: x") == "error:grade:AssignorFailure"
-    assert signatures_of({"assignor": "a", "error": "sample: ValueError: bad"})[0].failure == "error:sample:ValueError"
+# rows and triage
 
 
 def test_shrink_reaches_a_minimal_failing_scenario():
-    # "Fails" while some member owns partition t-5: the minimum is one member, topic t alone,
-    # six partitions, that single claim.
     big = Scenario(
         (Topic("t", 8), Topic("u", 3)),
-        tuple(
-            Member(f"c{i}", ("t", "u"), tuple(TopicPartition("t", p) for p in range(8) if p % 4 == i), generation=2)
-            for i in range(4)
-        ),
+        tuple(Member(f"c{i}", ("t", "u"), tuple(TopicPartition("t", p) for p in range(8) if p % 4 == i), generation=2)
+              for i in range(4)),
     )
 
     def fails(s: Scenario) -> bool:
@@ -287,134 +305,60 @@ def test_shrink_reaches_a_minimal_failing_scenario():
     small, evaluations, clocked = shrink(big, fails, max_evaluations=1000)
     assert fails(small) and not clocked and evaluations < 1000
     assert len(small.members) == 1 and small.members[0].owned == (TopicPartition("t", 5),)
-    assert [t.name for t in small.topics] == ["t"] and small.topics[0].partitions == 6
-    hunted = small
-    assert shrink(big, fails, max_evaluations=1000)[0] == hunted
-
-
-def test_shrink_stops_at_the_evaluation_budget():
-    s = scenario(members=4, partitions=8)
-    small, evaluations, _ = shrink(s, lambda c: True, max_evaluations=3)
-    assert evaluations <= 3 and len(small.members) >= 1
+    assert shrink(big, fails, max_evaluations=3)[1] <= 3
 
 
 def test_eager_only_assignor_on_a_cooperative_group_is_skipped_not_failed():
-    from stickyproof.sweep.rows import grade_row
+    from stickyproof.assignors.registry import get_assignor
 
     s = Scenario(scenario().topics, scenario().members, protocol="cooperative")
-    row = grade_row(s, 1, 2, "range")
+    row = grade_scenario_row(empty_row(REBALANCE, "adversarial", 1, 2, "range", rebalance=0), s, get_assignor("range"),
+                             TaskParams())
     assert row["skipped"] == "cooperative protocol unsupported (R36)"
     assert not is_failing(row) and row["valid"] is None and row["scenario_hash"] == scenario_hash(s)
 
 
-def test_an_unknown_assignor_is_an_error_row():
-    from stickyproof.sweep.rows import grade_row
-
-    row = grade_row(scenario(), 1, 2, "no-such-assignor")
-    assert is_failing(row) and row["error"].startswith("registry: UnknownAssignor: unknown assignor 'no-such-assignor'")
-
-
-def test_summary_leaves_skipped_rows_out(tmp_path):
-    from stickyproof.sweep.rows import skipped_row
-
-    out = SweepDir(tmp_path / "run")
-    skipped = [skipped_row(0, i, "a", "cooperative protocol unsupported (R36)", scenario()) for i in range(10, 13)]
-    write_chunk(out, "c1", graded_rows(0, 4, "a") + skipped)
-    assert summarize(out.root).lines[0].groups == 4
-
-
-def test_compare_command_exits_1_on_regressions_and_prints_json(tmp_path, capsys):
-    from stickyproof.cli import main
-
-    a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
-    write_chunk(a, "c1", graded_rows(0, 4, "x"))
-    worse = graded_rows(0, 4, "x", bad={2})
-    write_chunk(b, "c1", worse)
-    assert main(["compare", str(a.root), str(b.root), "--json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["shared"] == 4 and [r["aspect"] for r in doc["regressions"]] == ["validity"]
-    assert main(["compare", str(b.root), str(a.root)]) == 0
-    out = capsys.readouterr().out
-    assert "0 regressions, 1 improvements" in out
-
-
-def test_compare_command_bad_directory_is_exit_2(tmp_path, capsys):
-    from stickyproof.cli import main
-
-    assert main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
-    assert capsys.readouterr().err.startswith("SweepError: ")
+def test_an_unknown_assignor_and_a_bad_space_are_error_rows():
+    (row,) = adversarial_task(1, 2, "no-such-assignor", TaskParams(source="adversarial"))
+    assert is_failing(row) and row["error"].startswith("registry: UnknownAssignor")
+    (row,) = adversarial_task(1, 2, "range", TaskParams(source="adversarial", space=("members=nonsense",)))
+    assert row["error"].startswith("sample: InvalidSpace")
 
 
 def test_sweep_command_rejects_bad_arguments_before_starting_spark(tmp_path, capsys):
     from stickyproof.cli import main
 
-    assert main(["sweep", "--groups", "0", "--out", str(tmp_path / "o")]) == 2
-    assert "groups must be a positive integer" in capsys.readouterr().err
-    assert main(["sweep", "--groups", "3", "--assignors", "range,nope", "--out", str(tmp_path / "o")]) == 2
+    with pytest.raises(SystemExit):  # argparse refuses a non-positive count itself
+        main(["sweep", "--count", "0", "--out", str(tmp_path / "o")])
+    capsys.readouterr()
+    assert main(["sweep", "--count", "3", "--assignors", "range,nope", "--out", str(tmp_path / "o")]) == 2
     assert "UnknownAssignor" in capsys.readouterr().err
-    assert main(["sweep", "--groups", "3", "--space", "members=0", "--out", str(tmp_path / "o")]) == 2
+    assert main(["sweep", "--source", "adversarial", "--count", "3", "--space", "members=0",
+                 "--out", str(tmp_path / "o")]) == 2
     assert "InvalidSpace" in capsys.readouterr().err
+    assert main(["sweep", "--count", "3", "--space", "members=2", "--out", str(tmp_path / "o")]) == 2
+    assert "--space shapes the adversarial sampler" in capsys.readouterr().err
 
 
-def test_map_groups_turns_crashes_and_misfit_rows_into_error_rows_of_that_group_only():
-    from stickyproof.sweep.job import _map_groups
-    from stickyproof.sweep.rows import RowParams
+def test_report_fits_1400_px_in_headless_chromium(tmp_path):
+    """scripts/check_report.py's probe on a report with long replay commands and many assignors."""
+    import importlib.util
+    import shutil
 
-    def rows_fn(seed, index, assignors, params):
-        if index == 2:
-            raise RuntimeError("boom")
-        rows = [empty_row(seed, index, a) for a in assignors]
-        for r in rows:
-            r["valid"] = "yes" if index == 4 else True  # index 4: a value that does not fit the schema
-        return rows
-
-    todo = {i: ("a", "b") for i in range(6) if i != 1}
-    fn = _map_groups(9, todo, RowParams(), rows_fn)
-    batch = pa.RecordBatch.from_pydict({"seed": [9] * 6, "index": list(range(6))})
-    out = pa.Table.from_batches(list(fn([batch]))).to_pylist()
-    assert [(r["index"], r["assignor"]) for r in out] == [(i, a) for i in (0, 2, 3, 4, 5) for a in ("a", "b")]
-    errors = {r["index"]: r["error"] for r in out if r["error"]}
-    assert sorted(errors) == [2, 4]
-    assert errors[2].startswith("row: RuntimeError: boom") and errors[4].startswith("row: ")
-    assert all(r["valid"] is True for r in out if r["index"] in (0, 3, 5))
-
-
-def test_grade_group_samples_once_and_grades_each_assignor_through_the_leader(monkeypatch):
-    """The glue against the grade interface: run() goes through leader.lead, view is decoded_view."""
-    from stickyproof.leader import decoded_view, lead
-    from stickyproof.scenarios.sampler import sample
-    from stickyproof.grading import Limits
-    from stickyproof.sweep.rows import RowParams, grade_group
-
-    calls = []
-
-    def fake_grade(scenario, *, run, view, assignor, time_limit, **promise):
-        assignment = run(scenario)
-        assert assignment == lead(scenario, assignor).assignment
-        assert view == decoded_view(scenario, assignor)
-        calls.append((assignor, time_limit))
-        from stickyproof.oracle.grade import Grade
-        from stickyproof.oracle.invariants import Violation
-
-        return Grade(assignor=assignor, valid=False, violations=(Violation("unstable", {"member": "c0"}),), balanced={},
-                     kept=3, optimal_kept=None, optimal_kept_global=4, proven=False, stickiness=None, moved=1,
-                     assign_seconds=0.001, solve_seconds=0.002)
-
-    import stickyproof.grading
-
-    monkeypatch.setattr(stickyproof.grading, "grade", fake_grade)
-    index = next(i for i in range(50) if sample(3, i).protocol == "eager")
-    rows = grade_group(3, index, ["range", "sticky"], RowParams(limits=Limits(z3_query_seconds=2.5)))
-    assert calls == [("range", 2.5), ("sticky", 2.5)]
-    assert [r["assignor"] for r in rows] == ["range", "sticky"]
-    assert all(r["unstable"] and r["valid"] is False and r["error"] is None for r in rows)
-    assert rows[0]["scenario_hash"] == scenario_hash(sample(3, index))
-    assert rows[0]["members"] == len(sample(3, index).members)
-
-
-def test_grade_group_records_a_sampler_crash_for_every_assignor():
-    from stickyproof.sweep.rows import RowParams, grade_group
-
-    rows = grade_group(1, 2, ["range", "sticky"], RowParams(space=("members=nonsense",)))
-    assert [r["assignor"] for r in rows] == ["range", "sticky"]
-    assert all(r["error"].startswith("sample: InvalidSpace") for r in rows)
+    spec = importlib.util.spec_from_file_location("check_report", Path(__file__).parent.parent / "scripts" / "check_report.py")
+    check_report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_report)
+    browser = check_report.find_browser(None)
+    if browser is None or shutil.which(browser) is None and not Path(browser).exists():
+        pytest.skip("no Chromium on this machine")
+    out = SweepDir(tmp_path / ("a-rather-long-directory-name-" * 4))
+    rows = [r for i, name in enumerate(("cooperative-sticky@3.5.1", "range", "sticky@2.2", "x" * 60))
+            for r in rows_of(i, 8, name, bad=frozenset({1, 5}))]
+    write_chunk(out, "c1", rows)
+    rebalances, histories = load_frames(out.root)
+    failing = rebalances[rebalances["valid"] == False]  # noqa: E712
+    findings = collect_findings(failing.to_dict("records"), histories.to_dict("records"))
+    path = write_report(out, summarize_frame(out.root, rebalances, histories), rebalances, histories, findings, [],
+                        {"source": "histories"})
+    result = check_report.check(path, 1400, browser)
+    assert result["scrollWidth"] <= 1400 and result["offenders"] == [], result

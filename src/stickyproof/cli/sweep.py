@@ -13,8 +13,10 @@ from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_in
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..sweep.console import progress_bar, summary_table
+    from ..sweep.console import progress_bar, summary_lines
+    from ..sweep.findings import TITLES
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
+    from ..sweep.summary import summarize
 
     assignors = [a.strip() for a in args.assignors.split(",") if a.strip()] if args.assignors else None
     bar = progress_bar(Console(stderr=True, quiet=not sys.stderr.isatty()))  # no bar (nor its blank line) in a log
@@ -30,34 +32,50 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     try:
         outcome = run_sweep(
             args.out,
-            groups=args.groups,
+            source=args.source,
+            count=args.count,
             seed=args.seed,
+            scale=args.scale,
             assignors=assignors,
             space=args.space or (),
+            direct=args.direct,
             limits=limits_from(args, DEFAULT_LIMITS),
             master=args.master,
-            chunk_groups=args.chunk,
+            chunk_tasks=args.chunk,
+            historical_small=not args.historical_all_scales,
             progress=progress,
             report=not args.no_report,
         )
     finally:
         if tasks:
             bar.stop()
+    summary = outcome.summary if args.by is None else summarize(outcome.out, by=args.by)
     if args.json:
-        print_json(outcome.to_dict())
+        doc = outcome.to_dict()
+        doc["summary"] = summary.to_dict()
+        print_json(doc)
     else:
-        console = Console(width=None if sys.stdout.isatty() else 150)  # piped: wide enough for the table
-        console.print(summary_table(outcome.summary))
+        for line in summary_lines(summary):
+            print(line)
         g = outcome.grading
-        failing = sum(line.failing for line in outcome.summary.lines if line.scenario_class == "all")
-        print(
-            f"graded {g.rows_computed} new rows ({g.rows_present} already present) in {g.seconds:.1f} s; "
-            f"{failing} failing rows in {outcome.out / 'failures'}, {len(outcome.triage)} signatures triaged"
-        )
+        print(f"{g.tasks_computed} tasks run ({g.tasks_present} already present), {g.rows_written} rows, "
+              f"in {g.seconds:.1f} s")
+        cases = {(c.section, c.rule): c for c in outcome.triage}
+        for finding in outcome.findings:
+            who = ", ".join(sorted(finding.assignors))
+            head = f"{TITLES[finding.section]}: {finding.rule} ({who}): {finding.rows} rows, {finding.histories} histories"
+            print(textwrap.shorten(head, 120, placeholder="..."))
+            case = cases.get((finding.section, finding.rule))
+            if case is not None and finding.section in ("kafka-bug", "unexpected"):
+                for command in (case.command, case.history_command):
+                    if command:
+                        print(f"  replay: {command}")
+        if not outcome.findings:
+            print("no failures")
         if outcome.report is not None:
             print(f"report: {outcome.report}")
-    failing_rows = any(line.failing for line in outcome.summary.lines)
-    return 1 if args.strict and failing_rows else 0
+    unexpected = any(f.section == "unexpected" for f in outcome.findings)
+    return 1 if args.strict and unexpected else 0
 
 
 def _quiet_spark_on_interrupt() -> None:
@@ -92,33 +110,47 @@ def _quiet_spark_on_interrupt() -> None:
 
 def add_sweep(sub: argparse._SubParsersAction) -> None:
     from ..scenarios.space import knobs_help
-    from ..sweep.run import DEFAULT_GROUPS, DEFAULT_LIMITS, DEFAULT_SEED
+    from ..sweep.rows import SOURCES, SWEEP_SCALES
+    from ..sweep.run import DEFAULT_GROUPS, DEFAULT_HISTORIES, DEFAULT_LIMITS, DEFAULT_SCALE, DEFAULT_SEED
     from ..sweep.session import DEFAULT_MASTER
+    from ..sweep.summary import CLASSES
 
     p = sub.add_parser(
         "sweep",
-        help="grade sampled groups with every assignor on Spark; Parquet, summary, report",
-        description=textwrap.fill("Sample GROUPS groups with the seeded sampler, grade every assignor on each through the leader "
-        "path on Spark, and write DIR/grades (Parquet, one row per group x assignor), DIR/failures, "
-        "DIR/report.html. Re-running on the same DIR computes only what is missing. Exit 0 when the sweep "
-        "ran (with --strict: 1 when any row failed), 2 on bad input or a Spark failure. Ctrl-C stops it with exit "
-        "130, keeping every chunk already committed (re-run the same command to resume).", 100),
+        help="run group histories (or sampled groups) with every assignor on Spark; Parquet, summary, report",
+        description=textwrap.fill("Draw COUNT group histories (--source histories, the default) and run each through "
+        "the group protocol with every assignor, grading every rebalance's leader input against the assignor's own "
+        "contract and what members really held; or grade COUNT groups of the adversarial sampler (--source "
+        "adversarial, shaped by --space). Writes DIR/grades (Parquet), DIR/failures, DIR/histories, "
+        "DIR/report.html; prints one line per assignor and the failures by kind (known Kafka hazards, Kafka bugs on "
+        "reachable states, historical incidents, unexpected). Re-running on the same DIR computes only what is "
+        "missing. Exit 0 when the sweep ran (with --strict: 1 when a failure is unexpected), 2 on bad input or a "
+        "Spark failure, 130 on Ctrl-C (committed chunks stay). See docs/sweep.md.", 100),
         epilog=knobs_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--groups", type=positive_int, default=DEFAULT_GROUPS, help=f"groups to sample (default {DEFAULT_GROUPS})")
-    p.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, help=f"sampler seed (default {DEFAULT_SEED})")
+    p.add_argument("--source", choices=SOURCES, default=SOURCES[0], help="histories (reachable states) or adversarial")
+    p.add_argument("--count", "--groups", dest="count", type=positive_int, default=None,
+                   help=f"histories (default {DEFAULT_HISTORIES}) or sampled groups (default {DEFAULT_GROUPS})")
+    p.add_argument("--scale", choices=SWEEP_SCALES, default=DEFAULT_SCALE,
+                   help=f"history size preset (default {DEFAULT_SCALE}: history 0 large, every 10th medium, the rest "
+                   "small; mix: every 100th large)")
+    p.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, help=f"sweep seed (default {DEFAULT_SEED})")
     p.add_argument("--out", required=True, help="output directory (created; re-used to resume)")
     p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master URL (default {DEFAULT_MASTER})")
     p.add_argument("--assignors", default=None, help="comma-separated assignor names (default: every registered one)")
+    p.add_argument("--by", choices=CLASSES, default=None, help="also print one line per assignor x this class")
     p.add_argument(
         "--space", nargs="+", action="extend", metavar="KNOB=VALUE",
-        help="sampler space overrides, e.g. members=2..20 versions=3,0 (the knobs are listed below)"
+        help="adversarial sampler overrides, e.g. members=2..20 past_count=0 (the knobs are listed below)"
     )
+    p.add_argument("--direct", action="store_true", help="hand the assignor the group's own fields (no wire)")
+    p.add_argument("--historical-all-scales", action="store_true",
+                   help="run historical releases on every history (default: the first 20 below large)")
     add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "shrink_seconds", "shrink_evaluations")
-    p.add_argument("--chunk", type=positive_int, default=None, help="groups per committed chunk (default: automatic)")
+    p.add_argument("--chunk", type=positive_int, default=None, help="tasks per committed chunk (default: automatic)")
     p.add_argument("--no-report", action="store_true", help="skip triage and report.html")
-    p.add_argument("--strict", action="store_true", help="exit 1 when any row failed")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any failure is unexpected")
     add_json_flag(p, "print the outcome as JSON instead of the table")
     p.set_defaults(func=_cmd_sweep)
 

@@ -31,16 +31,18 @@ CATEGORIES = ("historical", "kafka-bug", "hazard")
 
 RULES = {
     "K1": ("hazard", "a claim on a partition number past its topic's count (R6, §10 K1): kept and output by the "
-           "constrained path, or the sorted merge loses sync (nonexistent, duplicate, unassigned, imbalance, or "
-           "IllegalStateException)"),
+           "constrained path, or the sorted merge loses sync (nonexistent, duplicate, unassigned, imbalance, "
+           "cooperative-unsafe, or IllegalStateException)"),
     "K2": ("kafka-bug", "empty-subscription seeding (R13, §10 K2): a member subscribed to nothing is handed partitions "
-           "(unsubscribed, witness member with no topics)"),
+           "(unsubscribed, witness member with no topics; cooperative-unsafe when the partition it is handed is "
+           "still another member's)"),
     "K3": ("kafka-bug", "prevAssignment hands a lower-generation member back a partition of a topic it no longer "
            "subscribes to (R27/R32, §10 K3): unsubscribed on a claim of that member, or NullPointerException"),
     "K5": ("hazard", "the v0/v1 generation asymmetry (R10, §10 K5): a claimant whose wire version carries no generation "
            "wins or loses against the wrong rival (duplicate or cooperative-unsafe with a v0/v1 claimant)"),
     "v0-invisible": ("hazard", "a v0 member's owned partitions never reach a cooperative leader (R2): cooperative-unsafe "
-                     "on a partition a v0 member claims"),
+                     "on a partition a v0 member claims (in round 1, or in the follow-up round after it was handed "
+                     "it), or unstable on a partition a v0 member holds"),
     "rack-unstable": ("kafka-bug", "the rack-aware general path moves its own balanced assignment after an R28 rack "
                       "mismatch (found by stickyproof; tests/regressions/"
                       "sticky-rack-aware-general-path-moves-its-own-balanced-assignment.json): unstable with racks"),
@@ -92,8 +94,14 @@ def _rule_for(scenario: Scenario, info: AssignorInfo, failure: str, witness: dic
         partition = witness.get("partition")
         if member is not None and isinstance(partition, (list, tuple)) and any(tp.topic == partition[0] for tp in member.owned):
             return "K3"
+    if failure == "cooperative-unsafe":
+        # K2's seeding hands the member with no topics a partition another member still claims.
+        receiver = _member(scenario, witness.get("assigned_to"))
+        if receiver is not None and not receiver.topics:
+            return "K2"
     if _past_count(scenario) and (
-        failure in ("nonexistent", "duplicate", "unassigned", "imbalance")
+        # When the merge loses sync a partition still claimed by one member is handed to another.
+        failure in ("nonexistent", "duplicate", "unassigned", "imbalance", "cooperative-unsafe")
         or (failure == "error" and java == "IllegalStateException")
     ):
         return "K1"
@@ -103,6 +111,16 @@ def _rule_for(scenario: Scenario, info: AssignorInfo, failure: str, witness: dic
             return "v0-invisible"
         if any(m.version <= 1 for m in claimants):
             return "K5"
+    v0 = {m.id for m in scenario.members if m.version == 0} if scenario.protocol == "cooperative" else set()
+    if v0 and failure == "cooperative-unsafe":
+        # Round 2: what a v0 member was handed in round 1 never reaches the leader either (R2).
+        named = {c.get("member") for c in witness.get("claimants", ()) if isinstance(c, dict)}
+        if named & v0:
+            return "v0-invisible"
+    if v0 and failure == "unstable" and v0 & {str(h).split(":")[-1] for h in
+                                              (*(witness.get("first") or ()), *(witness.get("second") or ()))}:
+        # Fed its own answer back, the leader still cannot see the v0 member's holdings (R2).
+        return "v0-invisible"
     if failure == "unstable" and any(m.rack for m in scenario.members) and any(t.racks for t in scenario.topics):
         return "rack-unstable"
     return None

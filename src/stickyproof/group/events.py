@@ -310,7 +310,15 @@ def simulation_from_dict(doc: Any) -> SimulationDocument:
     if "scenario" not in doc:
         raise InvalidScenario("scenario", "a simulation document needs its scenario")
     try:
-        scenario = scenario_from_dict(doc["scenario"])
+        raw = doc["scenario"]
+        if isinstance(raw, Mapping) and raw.get("members") == [] and doc.get("events"):
+            # A drawn history starts with nobody: its members join by its events (models/protocol.md §9),
+            # so the R14 rule of a leader's input does not apply to its starting cluster.
+            from dataclasses import replace as _replace
+
+            scenario = _replace(scenario_from_dict({**raw, "members": [{"id": "-", "topics": []}]}), members=())
+        else:
+            scenario = scenario_from_dict(raw)
     except InvalidScenario as exc:
         raise InvalidScenario(f"scenario.{exc.path}" if exc.path else "scenario", exc.detail) from exc
     config = config_from_dict(doc.get("config"), "config")

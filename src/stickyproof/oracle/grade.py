@@ -175,7 +175,11 @@ def grade(
 
     cooperative = scenario.protocol == "cooperative"
     checked = ASSIGNMENT_INVARIANTS if mode is not None else [i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"]
-    check = check_assignment(scenario, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=time_limit)
+    # Cooperative safety is owed to live claims: what members listed when they joined. An eager member
+    # of a cooperative generation (mid-upgrade, R36/R37) revoked all it held before joining, so handing
+    # its partitions on at once is safe though the truth says it held them (the truth is for stickiness).
+    claims = leader_input if leader_input is not None else scenario
+    check = check_assignment(claims, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=time_limit)
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.

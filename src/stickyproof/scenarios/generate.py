@@ -14,10 +14,12 @@ The order of steps, each a named function below:
 4. prior ownership (``_apply_ownership``): a balanced or skewed assignment of a *previous*
    world (members that have since left, partitions or topics since added or deleted), whose
    claims the members now report at the group's current generation;
-5. hazards, each counted by its knob: stale members (``_apply_stale``), same-generation double
+5. hazards (``hazard_claims``), each counted by its knob: stale members, same-generation double
    claims, generation -1 claimants, claims on deleted topics and past the partition count.
 
 Counts that the drawn group cannot hold are capped (a one-member group has no stale member).
+Each knob is exact (``hazard_claims``): at 0 it produces none of what it names, and a cooperative
+member claims outside its subscription only under the ``topics-unsubscribed`` ownership.
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Hashable, Protocol, Sequence, TypeVar
 
 from ..model import DEFAULT_GENERATION, Member, Scenario, Topic, TopicPartition
+from .hazard_claims import (
+    DELETED_TOPIC_PREFIX,
+    apply_deleted_topic_claims,
+    apply_double_claims,
+    apply_past_count_claims,
+    apply_stale,
+    apply_unknown_generation,
+)
 
 __all__ = ["Draw", "build_scenario", "ASSIGNOR_POOL", "DELETED_TOPIC_PREFIX", "OLD_TOPIC_PREFIX"]
 
@@ -37,7 +47,6 @@ ASSIGNOR_POOL = ("range", "roundrobin", "sticky", "cooperative-sticky")
 #: ``topics-deleted`` prior ownership, ``gone`` for the ``deleted_topic_claims`` hazard.
 TOPIC_PREFIX = "t"
 OLD_TOPIC_PREFIX = "old"
-DELETED_TOPIC_PREFIX = "gone"
 
 
 class Draw(Protocol):
@@ -100,6 +109,7 @@ class _Group:
     assignor_list: tuple[str, ...]
     upgrade_to: str
     id_space: int
+    dropped: str | None = None
 
 
 @dataclass
@@ -136,6 +146,10 @@ def build_scenario(draw: Draw, *, name: str = "", max_members: int = 8) -> Scena
             topics = [_with_replica_racks(draw, t, rack_pool) for t in topics]
     assignor_list, upgrade_to = _draw_assignor_lists(draw, protocol, assignors)
 
+    live = [t.name for t in topics if t.partitions > 0]
+    # ``topics-unsubscribed`` in a group whose members will all list the same topics: the last topic with
+    # partitions is one some members read before and nobody lists now (other kinds leave some topic unread).
+    dropped = live[-1] if ownership == "topics-unsubscribed" and subscriptions == "uniform" and len(live) >= 2 else None
     group = _Group(
         protocol=protocol,
         subscriptions=subscriptions,
@@ -145,7 +159,8 @@ def build_scenario(draw: Draw, *, name: str = "", max_members: int = 8) -> Scena
         assignors=assignors,
         ids=ids,
         generation=generation,
-        topic_names=tuple(t.name for t in topics),
+        topic_names=tuple(t.name for t in topics if t.name != dropped),
+        dropped=dropped,
         rack_pool=rack_pool,
         assignor_list=assignor_list,
         upgrade_to=upgrade_to,
@@ -161,11 +176,11 @@ def build_scenario(draw: Draw, *, name: str = "", max_members: int = 8) -> Scena
     claims = _Claims({m.id: [] for m in members}, {m.id: DEFAULT_GENERATION for m in members})
     counts = {t.name: t.partitions for t in topics}
     _apply_ownership(draw, group, members, counts, claims)
-    _apply_stale(draw, group, members, counts, claims)
-    _apply_double_claims(draw, group, members, counts, claims)
-    _apply_unknown_generation(draw, group, members, counts, claims)
-    _apply_deleted_topic_claims(draw, group, members, claims)
-    _apply_past_count_claims(draw, group, members, counts, claims)
+    apply_stale(draw, group, members, counts, claims)
+    apply_double_claims(draw, group, members, counts, claims)
+    apply_unknown_generation(draw, group, members, counts, claims)
+    apply_deleted_topic_claims(draw, group, members, claims)
+    apply_past_count_claims(draw, group, members, counts, claims)
 
     final = tuple(
         replace(m, owned=_grouped_by_topic(claims.owned[m.id]), generation=claims.generation[m.id]) for m in members
@@ -292,7 +307,9 @@ def _apply_ownership(
     are new (generation -1, nothing owned). ``partitions-added``/``-deleted``: some topic had
     fewer/more partitions then (more: claims past today's count, §10 K1). ``topics-added``:
     a topic did not exist then. ``topics-deleted``: a topic ``old0`` existed then and is gone
-    now; its subscribers may still list it.
+    now; its subscribers may still list it. ``topics-unsubscribed``: some members read the last
+    topic then (it still exists; nobody lists it now) and still claim its partitions (§10 K3/K4
+    inputs; the only way a cooperative member here claims outside its subscription).
     """
     kind = group.ownership
     if kind == "none" or not members:
@@ -320,6 +337,16 @@ def _apply_ownership(
                 previous_counts[t] = counts[t] + draw.integer(1, 3)
     elif kind == "topics-added" and live:
         del previous_counts[live[draw.integer(0, len(live) - 1)]]
+    elif kind == "topics-unsubscribed":
+        # Some members that do not list a topic now read it then (nobody, or others, still do).
+        readers = [m for m in members if m.topics]
+        unread = [t for t, n in counts.items() if n > 0 and any(t not in m.topics for m in readers)]
+        if unread:
+            topic = group.dropped or unread[draw.integer(0, len(unread) - 1)]
+            droppers = [m for m in readers if topic not in m.topics]
+            for i, m in enumerate(droppers):
+                if i == 0 or draw.boolean():
+                    subs[m.id].add(topic)
     elif kind == "topics-deleted":
         old = f"{OLD_TOPIC_PREFIX}0"
         previous_counts[old] = draw.integer(1, 4)
@@ -337,12 +364,20 @@ def _apply_ownership(
         plan = _least_loaded_assignment(partitions, order, subs, prefer=heavy)
     else:
         plan = _least_loaded_assignment(partitions, order, subs)
+    # A hazard knob at 0 means none of its claims, whatever world the ownership drew (issue 11): the
+    # previous world's shares of partitions or topics that are gone are then simply not claimed.
+    no_past_count = draw.bounds("past_count_claims")[1] == 0
+    no_missing_topic = draw.bounds("deleted_topic_claims")[1] == 0
     present = set(claims.owned)
     for member_id in previous_members:
         if member_id not in present:
             continue  # a member that has left: its claims leave with it
         claims.generation[member_id] = group.generation
         for tp in plan.get(member_id, []):
+            if tp.topic not in counts and no_missing_topic:
+                continue
+            if tp.topic in counts and tp.partition >= counts[tp.topic] and no_past_count:
+                continue
             claims.add(member_id, tp)
 
 
@@ -383,120 +418,3 @@ def _least_loaded_assignment(
         load[best] += 1
         plan[best].append(tp)
     return plan
-
-
-# ------------------------------------------------------------------------------------------
-# Step 5: hazards
-
-
-def _pick_distinct(draw: Draw, pool: list[str], k: int) -> list[str]:
-    pool = list(pool)
-    picked = []
-    for _ in range(min(k, len(pool))):
-        picked.append(pool.pop(draw.integer(0, len(pool) - 1)))
-    return picked
-
-
-def _subscribed_partitions(member: Member, counts: dict[str, int]) -> list[TopicPartition]:
-    pool = [TopicPartition(t, p) for t in member.topics for p in range(counts.get(t, 0))]
-    if pool:
-        return pool
-    return [TopicPartition(t, p) for t in sorted(counts) for p in range(counts[t])]
-
-
-def _apply_stale(draw: Draw, group: _Group, members: list[Member], counts: dict[str, int], claims: _Claims) -> None:
-    """KIP-341's stalled member: it rejoins from generation ``G - d`` with claims the group reassigned.
-
-    Each stale member keeps its prior claims (or, owning nothing, claims up to three of its
-    subscribed partitions); every one of them is also claimed at the current generation by a
-    member that did not stall, the one the group handed it to meanwhile.
-    """
-    if len(members) < 2:
-        return
-    k = draw.count("stale", cap=len(members) - 1)
-    if k == 0:
-        return
-    stale = _pick_distinct(draw, [m.id for m in members], k)
-    by_id = {m.id: m for m in members}
-    current = [m for m in members if m.id not in stale]
-    for member_id in stale:
-        claims.generation[member_id] = group.generation - draw.integer(1, min(group.generation, 3))
-        claims.locked.add(member_id)
-        if not claims.owned[member_id]:
-            pool = _subscribed_partitions(by_id[member_id], counts)
-            how_many = draw.integer(1, min(3, len(pool))) if pool else 0
-            for _ in range(how_many):
-                claims.add(member_id, pool.pop(draw.integer(0, len(pool) - 1)))
-        for tp in list(claims.owned[member_id]):
-            subscribers = [m for m in current if tp.topic in m.topics] or current
-            taker = subscribers[draw.integer(0, len(subscribers) - 1)]
-            claims.add(taker.id, tp, group.generation)
-            claims.locked.add(taker.id)
-
-
-def _apply_double_claims(
-    draw: Draw, group: _Group, members: list[Member], counts: dict[str, int], claims: _Claims
-) -> None:
-    """A partition claimed by two members of the current generation (both lose it, R8)."""
-    eligible = [m for m in members if claims.generation[m.id] in (group.generation, DEFAULT_GENERATION)]
-    eligible = [m for m in eligible if m.id not in claims.locked or claims.generation[m.id] == group.generation]
-    if len(eligible) < 2:
-        return
-    for _ in range(draw.count("double_claims")):
-        first = eligible[draw.integer(0, len(eligible) - 1)]
-        pool = _subscribed_partitions(first, counts)
-        if not pool:
-            return
-        tp = pool[draw.integer(0, len(pool) - 1)]
-        others = [m for m in eligible if m.id != first.id]
-        rivals = [m for m in others if tp.topic in m.topics] or others
-        second = rivals[draw.integer(0, len(rivals) - 1)]
-        for m in (first, second):
-            claims.add(m.id, tp, group.generation)
-            claims.locked.add(m.id)
-
-
-def _apply_unknown_generation(
-    draw: Draw, group: _Group, members: list[Member], counts: dict[str, int], claims: _Claims
-) -> None:
-    """Claimants with generation -1 (old clients, R4); chosen among members no other hazard relies on."""
-    free = [m for m in members if m.id not in claims.locked]
-    k = draw.count("unknown_generation", cap=len(free))
-    for member_id in _pick_distinct(draw, [m.id for m in free], k):
-        claims.generation[member_id] = DEFAULT_GENERATION
-        claims.locked.add(member_id)
-        if not claims.owned[member_id]:
-            pool = _subscribed_partitions(next(m for m in members if m.id == member_id), counts)
-            if pool:
-                claims.add(member_id, pool[draw.integer(0, len(pool) - 1)])
-
-
-def _claimant_generation(group: _Group, claims: _Claims, member_id: str) -> int | None:
-    """A member given a first claim reports the current generation, unless a hazard fixed its generation."""
-    if claims.owned[member_id] or member_id in claims.locked:
-        return None
-    return group.generation
-
-
-def _apply_deleted_topic_claims(draw: Draw, group: _Group, members: list[Member], claims: _Claims) -> None:
-    """Claims on topics absent from the leader's metadata (dropped silently by Kafka, R5)."""
-    if not members:
-        return
-    for i in range(draw.count("deleted_topic_claims")):
-        member = members[draw.integer(0, len(members) - 1)]
-        tp = TopicPartition(f"{DELETED_TOPIC_PREFIX}{i}", draw.integer(0, 3))
-        claims.add(member.id, tp, _claimant_generation(group, claims, member.id))
-
-
-def _apply_past_count_claims(
-    draw: Draw, group: _Group, members: list[Member], counts: dict[str, int], claims: _Claims
-) -> None:
-    """Claims on partition numbers >= the topic's count (metadata lagging a partition increase, §10 K1)."""
-    if not members or not counts:
-        return
-    for _ in range(draw.count("past_count_claims")):
-        member = members[draw.integer(0, len(members) - 1)]
-        topics = [t for t in member.topics if t in counts] or sorted(counts)
-        topic = topics[draw.integer(0, len(topics) - 1)]
-        tp = TopicPartition(topic, counts[topic] + draw.integer(0, 2))
-        claims.add(member.id, tp, _claimant_generation(group, claims, member.id))

@@ -52,6 +52,7 @@ OWNERSHIP = (
     "partitions-deleted",
     "topics-added",
     "topics-deleted",
+    "topics-unsubscribed",
 )
 VERSIONS = (3, 2, 1, 0)
 PROTOCOLS = ("eager", "cooperative")
@@ -97,7 +98,8 @@ KNOB_HELP: dict[str, str] = {
     "subscriptions": "uniform (all equal), heterogeneous (random subsets), nested (prefixes), "
     "disjoint (two halves), empty (some members subscribe to nothing, R13, docs/rules.md)",
     "ownership": "what members own before this rebalance: none, balanced, skewed, or a balanced prior "
-    "assignment after members left/joined or partitions/topics were added/deleted",
+    "assignment after members left/joined, partitions/topics were added/deleted, or members stopped "
+    "subscribing to a topic they still claim (topics-unsubscribed: the only source of such claims in cooperative groups)",
     "versions": "ConsumerProtocolSubscription versions members speak (each member draws one)",
     "protocols": "the rebalance protocol in force: eager or cooperative",
     "racks": "rack information: none, on members, on partition replicas, or both",
@@ -373,6 +375,7 @@ def space_admits(space: Space, scenario: Scenario) -> bool:
         return False
     if set(space.subscriptions) <= {"uniform"} and len({frozenset(m.topics) for m in scenario.members}) > 1:
         return False
+    unsubscribed_allowed = "topics-unsubscribed" in space.ownership
     for m in scenario.members:
         for tp in m.owned:
             n = counts.get(tp.topic)
@@ -380,6 +383,9 @@ def space_admits(space: Space, scenario: Scenario) -> bool:
                 return False
             if n is not None and tp.partition >= n and not _claims_past_count_allowed(space):
                 return False
+            if (n is not None and tp.partition < n and tp.topic not in m.topics and scenario.protocol == "cooperative"
+                    and not unsubscribed_allowed):
+                return False  # a cooperative member revokes what it no longer subscribes to before joining
     if space.racks == ("none",) and (any(m.rack for m in scenario.members) or any(t.racks for t in scenario.topics)):
         return False
     if space.static == ("none",) and any(m.instance_id for m in scenario.members):

@@ -1,18 +1,23 @@
-"""The grading pipeline: sweeps of sampled groups graded on Spark, their summary, triage, report and comparison.
+"""The grading pipeline: history (or sampled-group) sweeps graded on Spark, summary, findings, triage, report.
 
 Modules, in data-flow order:
 
-- ``rows``     grade one (seed, index, assignor) into a flat row (no Spark; reused by the benchmark)
+- ``columns``  the row schema: ``rebalance`` rows (one graded leader input) and ``history`` rows
+- ``rows``     one task (seed, index, assignor) -> its rows: a history run through the group protocol
+               and every rebalance graded, or one sampled group (no Spark; reused by the benchmark)
+- ``plan``     the tasks a sweep still owes, most expensive first, cut into chunks balanced over cores
 - ``session``  the quiet SparkSession (the only place PySpark is configured)
-- ``job``      the chunked Spark job: (seed, index) rows -> ``mapInArrow`` -> Parquet
-- ``store``    the sweep directory: atomic chunk commits, manifest, resume keys, failures/
-- ``summary``  per assignor x scenario class aggregates
-- ``triage``   failing rows by signature, shrunk to minimal scenarios
+- ``job``      the chunked Spark job: tasks -> ``mapInArrow`` -> Parquet
+- ``store``    the sweep directory: atomic chunk commits, manifest, resume keys, failures/, histories/
+- ``summary``  one line per assignor (and per class with ``--by``)
+- ``findings`` failures by section: known Kafka hazards, Kafka bugs, historical incidents, unexpected
+- ``triage``   each finding made replayable; Kafka bugs and unexpected failures shrunk
 - ``report``   the self-contained ``report.html``
+- ``console``  the plain-text summary lines and rich tables of the CLI
 - ``compare``  regressions and improvements of one sweep against another
 - ``run``      ``run_sweep``: all of the above as one call
 
-Nothing here imports PySpark, pandas or matplotlib at import time.
+Nothing here imports PySpark, pandas or matplotlib at import time. docs/sweep.md is the user's guide.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ sampler change that alters what (seed, index) means cannot pair different groups
 pairs, B regresses against A on
 
 - validity: A's row passed (valid, no error) and B's failed (an invariant violated or an error);
-- balance: A was balanced in Kafka's sense and B is not;
+- balance: A kept its contract's balance and B does not;
 - stickiness: B kept a smaller share of the optimum than A (beyond ``STICKINESS_EPSILON``),
 
 and improves on the same three aspects the other way round.
@@ -25,7 +25,7 @@ __all__ = ["ASPECTS", "Change", "Comparison", "compare_runs"]
 
 ASPECTS = ("validity", "balance", "stickiness")
 STICKINESS_EPSILON = 1e-9
-_COLUMNS = ["seed", "index", "assignor", "scenario_hash", "valid", "error", "balanced_kafka", "stickiness"]
+_COLUMNS = ["seed", "index", "rebalance", "assignor", "scenario_hash", "valid", "error", "contract_balanced", "stickiness"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _rows(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
         raise SweepError(f"{run}: not a sweep directory (no grades/ inside)")
     import pyarrow.dataset as ds
 
-    table = read_table(out.grades, _COLUMNS, filter=ds.field("skipped").is_null())
+    table = read_table(out.grades, _COLUMNS, filter=ds.field("skipped").is_null() & (ds.field("kind") == "rebalance"))
     table = table.sort_by([("seed", "ascending"), ("index", "ascending"), ("assignor", "ascending")])
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for row in table.to_pylist():
@@ -113,7 +113,7 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> Comparison:
         # "0 regressions" over nothing compared would pass a CI gate that checked nothing.
         raise SweepError(
             f"{run_a} and {run_b} share no (scenario, assignor) pair ({len(a_rows)} and {len(b_rows)} graded rows): "
-            "nothing to compare; sweep both with the same --seed, --space and --assignors"
+            "nothing to compare; sweep both with the same --source, --seed, --scale (or --space) and --assignors"
         )
     regressions: list[Change] = []
     improvements: list[Change] = []
@@ -126,7 +126,7 @@ def compare_runs(run_a: Path | str, run_b: Path | str) -> Comparison:
         if _passed(a) != _passed(b):
             c = change("validity", a["error"] or ("valid" if _passed(a) else "invalid"), b["error"] or ("valid" if _passed(b) else "invalid"))
             (regressions if _passed(a) else improvements).append(c)
-        ba, bb = a["balanced_kafka"], b["balanced_kafka"]
+        ba, bb = a["contract_balanced"], b["contract_balanced"]
         if ba is not None and bb is not None and ba != bb:
             (regressions if ba else improvements).append(change("balance", ba, bb))
         sa, sb = a["stickiness"], b["stickiness"]

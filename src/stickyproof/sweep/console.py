@@ -1,4 +1,4 @@
-"""rich renderables for the CLI: the sweep's progress bar, its summary table, the compare table.
+"""The CLI's renderables: the sweep's progress bar, its summary lines (plain text, at most 120 columns), the compare table.
 
 Building a table is library work; printing it is the CLI's (this module never prints).
 """
@@ -8,22 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from .compare import ASPECTS, Comparison
+from .report import summary_cells
 from .summary import Summary
 
-__all__ = ["progress_bar", "summary_table", "compare_table"]
-
-# Short headers so the summary fits a terminal; the report spells them out.
-_SHORT = {
-    "unassigned": "unasg",
-    "duplicate": "dup",
-    "unsubscribed": "unsub",
-    "nonexistent": "nonex",
-    "imbalance": "imbal",
-    "cooperative_unsafe": "coop",
-    "revoking_unclaimed": "revok",
-    "nondeterministic": "nondet",
-    "unstable": "unstab",
-}
+__all__ = ["progress_bar", "summary_lines", "compare_table"]
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -40,7 +28,7 @@ def progress_bar(console: Any) -> Any:
         TextColumn("[bold]grading"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("groups"),
+        TextColumn("tasks"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
@@ -49,44 +37,17 @@ def progress_bar(console: Any) -> Any:
     )
 
 
-def _violations_text(violations: dict[str, int]) -> str:
-    return ", ".join(f"{_SHORT[n]} {c}" for n, c in violations.items() if c) or "-"
-
-
-def summary_table(summary: Summary) -> Any:
-    """One line per assignor x subscription kind (``all`` first, bold); violations as ``name count``."""
-    from rich.table import Table
-
-    table = Table(title=f"stickyproof sweep: {summary.rows} graded rows in {summary.out}", show_lines=False)
-    table.add_column("assignor", no_wrap=True)
-    table.add_column("class", no_wrap=True)
-    for name in ("groups", "fail", "err"):
-        table.add_column(name, justify="right")
-    table.add_column("violations by invariant")
-    for name in ("bal %", "stick", "stick p5", "moved", "asg ms", "solve ms"):
-        table.add_column(name, justify="right", no_wrap=True)
-    previous = None
+def summary_lines(summary: Summary) -> list[str]:
+    """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120 columns."""
+    widths = (26, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
+    heads = ("assignor", "rows", "valid%", "bal%", "stk50", "stk5", "unnec/r", "fu/r", "mv/opt", "ms p50",
+             "ms p99", "fail", "unexp")
+    out = ["".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
     for line in summary.lines:
-        if previous is not None and line.assignor != previous:
-            table.add_section()
-        previous = line.assignor
-        style = "bold" if line.scenario_class == "all" else None
-        table.add_row(
-            line.assignor if line.scenario_class == "all" else "",
-            line.scenario_class,
-            str(line.groups),
-            str(line.failing),
-            str(line.errors),
-            _violations_text(line.violations),
-            _f(line.balanced_pct, 1),
-            _f(line.stickiness_mean, 3),
-            _f(line.stickiness_p5, 3),
-            _f(line.moved_mean, 1),
-            _f(line.assign_ms_mean),
-            _f(line.solve_ms_mean),
-            style=style,
-        )
-    return table
+        cells = summary_cells(line)
+        cells = (cells[0][:25], cells[1], *cells[3:])
+        out.append("".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    return out
 
 
 def compare_table(comparison: Comparison, *, limit: int = 20) -> list[Any]:

@@ -1,22 +1,20 @@
-"""The Spark job of a sweep: (seed, index) rows in, graded rows out, written chunk by chunk.
+"""The Spark job of a sweep: tasks in, rows out, written chunk by chunk.
 
-The driver plans chunks of consecutive group indices, skips every (seed, index, assignor) key
-already in ``DIR/grades``, and submits one Spark job per chunk: ``spark.range`` generates the
-(seed, index) rows on the executors, ``mapInArrow`` samples each group and grades every assignor
-on it (``rows.grade_group``), and Spark writes the rows as Parquet into ``DIR/_staging``; the
-driver then commits the chunk with one rename (see ``store.py``). The driver never collects
-rows: it reads back only each committed chunk's row count and its failing rows.
+The driver plans chunks of tasks (``plan.py``: every (seed, index, assignor) not yet in
+``DIR/grades``, most expensive first, each chunk's tasks balanced over the cores) and submits one
+Spark job per chunk: ``spark.range`` makes one row per slot, each on its own partition, and
+``mapInArrow`` runs that slot's tasks (``rows.run_task``: a history run and its graded rebalances,
+or one sampled group) and yields their rows; Spark writes them as Parquet into ``DIR/_staging``; the
+driver then commits the chunk with one rename (see ``store.py``). The driver never collects rows:
+it reads back only each committed chunk's row count and its failing rows.
 
-A chunk job has one task per core, and two chunk jobs run at once (from two driver threads):
-Spark's FIFO scheduler hands the second job's tasks to cores the first job's last tasks leave
-idle, so the tail of one chunk does not stall the machine, and few tasks keep the per-task cost
-(a round trip to a Python worker) small.
+Two chunk jobs run at once (from two driver threads): Spark's FIFO scheduler hands the second job's
+tasks to cores the first job's last tasks leave idle, so the tail of one chunk does not stall the
+machine.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import re
 import threading
 import time
@@ -27,10 +25,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import SweepError
-from .rows import RowFn, RowParams, arrow_schema, error_row, error_text, grade_group
+from .columns import HISTORY, REBALANCE, arrow_schema, empty_row
+from .plan import Chunk, Task, plan_chunks
+from .rows import ADVERSARIAL, TaskFn, TaskParams, error_text, run_task
 from .store import SweepDir
 
-__all__ = ["Chunk", "GradeRun", "plan_chunks", "chunk_size", "run_grading"]
+__all__ = ["GradeRun", "run_grading", "CONCURRENT_CHUNKS"]
 
 Progress = Callable[[float, int], None]
 
@@ -39,65 +39,19 @@ CONCURRENT_CHUNKS = 2
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """Consecutive group indices [start, end) of one seed, with the assignors still to grade per index."""
-
-    seed: int
-    start: int
-    end: int
-    todo: tuple[tuple[int, tuple[str, ...]], ...]
-
-    @property
-    def groups(self) -> int:
-        return len(self.todo)
-
-    @property
-    def rows(self) -> int:
-        return sum(len(a) for _, a in self.todo)
-
-    @property
-    def name(self) -> str:
-        """Deterministic and unique per set of keys: a re-run that adds assignors gets a new name."""
-        digest = hashlib.sha1(repr(self.todo).encode()).hexdigest()[:10]
-        return f"s{self.seed}-{self.start:09d}-{self.end:09d}-{digest}"
-
-
-@dataclass(frozen=True)
 class GradeRun:
-    """What one grading pass did."""
+    """What one grading pass did (counts in tasks: one history, or one sampled group, with one assignor)."""
 
     seed: int
-    groups: int
+    count: int
     assignors: tuple[str, ...]
-    rows_present: int
-    rows_computed: int
+    tasks_present: int
+    tasks_computed: int
     chunks_written: tuple[str, ...]
     seconds: float
+    rows_written: int = 0
     failing_rows: int = 0
     errors: tuple[str, ...] = field(default=())
-
-
-def chunk_size(groups: int, parallelism: int) -> int:
-    """Groups per chunk: about an eighth of the sweep, at least 4 tasks' worth, at most 250 (or 16 per core)."""
-    low = 4 * max(1, parallelism)
-    high = max(250, 16 * max(1, parallelism))
-    return max(low, min(high, math.ceil(groups / 8)))
-
-
-def plan_chunks(seed: int, groups: int, assignors: Sequence[str], present: dict[int, set[str]], size: int) -> list[Chunk]:
-    """Chunks covering indices 0..groups-1 that still miss some (index, assignor) key."""
-    chunks = []
-    for start in range(0, groups, size):
-        end = min(groups, start + size)
-        todo = []
-        for index in range(start, end):
-            done = present.get(index, ())
-            missing = tuple(a for a in assignors if a not in done)
-            if missing:
-                todo.append((index, missing))
-        if todo:
-            chunks.append(Chunk(seed, start, end, tuple(todo)))
-    return chunks
 
 
 def _spark_schema() -> Any:
@@ -106,70 +60,72 @@ def _spark_schema() -> Any:
     return from_arrow_schema(arrow_schema())
 
 
-# Rows gathered before one Arrow batch is built and handed to Spark: building a batch and
-# crossing to the JVM cost ~1 ms each, as much as grading a small group, so not once per group.
+# Rows gathered before one Arrow batch is built and handed to Spark: a batch and its trip to the JVM
+# cost about a millisecond each, as much as grading a small rebalance, so not once per task.
 _BATCH_ROWS = 256
 
 
-def _map_groups(seed: int, todo: dict[int, tuple[str, ...]], params: RowParams, row_fn: RowFn) -> Callable:
-    """The function ``mapInArrow`` runs on the executors: grade the groups of each incoming batch."""
+def crash_rows(seed: int, task: Task, params: TaskParams, error: str) -> list[dict[str, Any]]:
+    """The rows of a task whose function raised (or whose rows did not fit the schema): one, with the error."""
+    kind, rebalance = (REBALANCE, 0) if params.source == ADVERSARIAL else (HISTORY, None)
+    row = empty_row(kind, params.source, seed, task.index, task.assignor, rebalance=rebalance)
+    row["error"] = error
+    return [row]
 
-    def grade_batches(batches: Any) -> Any:
+
+def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, task_fn: TaskFn) -> Callable:
+    """The function ``mapInArrow`` runs on the executors: run each incoming slot's tasks, yield their rows."""
+
+    def run_slots(batches: Any) -> Any:
         import pyarrow as pa
 
         schema = arrow_schema()
-        pending: list[tuple[int, int, tuple[str, ...], list[dict[str, Any]]]] = []
+        pending: list[tuple[Task, list[dict[str, Any]]]] = []
 
         def flush() -> Any:
-            rows = [r for *_, group in pending for r in group]
+            rows = [r for _, group in pending for r in group]
             try:
                 out = pa.RecordBatch.from_pylist(rows, schema=schema)
-            except Exception:  # noqa: BLE001 - some group's rows do not fit: find it, make it error rows
+            except Exception:  # noqa: BLE001 - some task's rows do not fit: find it, make it an error row
                 parts = []
-                for s, index, assignors, group in pending:
+                for task, group in pending:
                     try:
                         parts.append(pa.RecordBatch.from_pylist(group, schema=schema))
                     except Exception as exc:  # noqa: BLE001
-                        error = error_text("row", exc)
-                        parts.append(pa.RecordBatch.from_pylist([error_row(s, index, a, error) for a in assignors], schema=schema))
+                        bad = crash_rows(seed, task, params, error_text("row", exc))
+                        parts.append(pa.RecordBatch.from_pylist(bad, schema=schema))
                 out = pa.Table.from_batches(parts, schema=schema).combine_chunks().to_batches()[0]
             pending.clear()
             return out
 
         size = 0
         for batch in batches:
-            for s, index in zip(batch.column("seed").to_pylist(), batch.column("index").to_pylist()):
-                assignors = todo.get(index)
-                if not assignors:
-                    continue
-                try:
-                    group = list(row_fn(s, index, assignors, params))
-                except Exception as exc:  # noqa: BLE001 - a crash is a row, never a failed job
-                    error = error_text("row", exc)
-                    group = [error_row(s, index, a, error) for a in assignors]
-                pending.append((s, index, assignors, group))
-                size += len(group)
-                if size >= _BATCH_ROWS:
-                    yield flush()
-                    size = 0
+            for slot in batch.column("id").to_pylist():
+                for task in slots[slot]:
+                    try:
+                        group = list(task_fn(seed, task.index, task.assignor, params))
+                    except Exception as exc:  # noqa: BLE001 - a crash is a row, never a failed job
+                        group = crash_rows(seed, task, params, error_text("task", exc))
+                    pending.append((task, group))
+                    size += len(group)
+                    if size >= _BATCH_ROWS:
+                        yield flush()
+                        size = 0
         if pending:
             yield flush()
 
-    return grade_batches
+    return run_slots
 
 
-def _run_chunk(spark: Any, chunk: Chunk, params: RowParams, row_fn: RowFn, partitions: int, target: Path) -> None:
-    """One Spark job: generate the chunk's (seed, index) rows, grade them, write Parquet to ``target``."""
-    from pyspark.sql import functions as F
-
+def _run_chunk(spark: Any, chunk: Chunk, params: TaskParams, task_fn: TaskFn, target: Path) -> None:
+    """One Spark job: one partition per slot, its tasks run in order, rows written as Parquet to ``target``."""
     sc = spark.sparkContext
     sc.setJobGroup(_job_group(chunk), f"stickyproof sweep chunk {chunk.name}", interruptOnCancel=True)
-    todo = dict(chunk.todo)
-    ids = spark.range(chunk.start, chunk.end, numPartitions=max(1, min(partitions, chunk.groups)))
-    pairs = ids.select(F.lit(chunk.seed).cast("long").alias("seed"), F.col("id").alias("index"))
+    slots = len(chunk.slots)
+    ids = spark.range(0, slots, numPartitions=slots)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*pandas >= 3.0.0.*", category=FutureWarning)
-        graded = pairs.mapInArrow(_map_groups(chunk.seed, todo, params, row_fn), _spark_schema())
+        graded = ids.mapInArrow(map_slots(chunk.seed, chunk.slots, params, task_fn), _spark_schema())
     graded.write.mode("errorifexists").parquet(str(target))
 
 
@@ -209,27 +165,27 @@ def run_grading(
     out: SweepDir,
     *,
     seed: int,
-    groups: int,
+    count: int,
     assignors: Sequence[str],
-    params: RowParams,
-    row_fn: RowFn | None = None,
-    chunk_groups: int | None = None,
+    params: TaskParams,
+    manifest_params: dict[str, Any],
+    scale_of: dict[int, str] | None = None,
+    skip: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    task_fn: TaskFn | None = None,
+    chunk_tasks: int | None = None,
     progress: Progress | None = None,
 ) -> GradeRun:
-    """Grade groups 0..groups-1 of ``seed`` with every assignor, skipping keys already in ``out``."""
+    """Run tasks (seed, 0..count-1, assignor) for every assignor, skipping those already in ``out``."""
     started = time.perf_counter()
-    row_fn = row_fn or grade_group
+    task_fn = task_fn or run_task
     sc = spark.sparkContext
     parallelism = max(1, int(sc.defaultParallelism))
+    manifest = out.open_manifest(manifest_params)
     present = out.keys_present(seed)
-    size = chunk_groups or chunk_size(groups, parallelism)
-    chunks = plan_chunks(seed, groups, assignors, present, size)
-    rows_present = sum(len(present.get(i, set()) & set(assignors)) for i in range(groups))
-    total_groups = sum(c.groups for c in chunks)
-    manifest = out.open_manifest(
-        {"space": list(params.space), "assignor_seconds": params.limits.assignor_seconds,
-         "z3_query_seconds": params.limits.z3_query_seconds}
-    )
+    chunks = plan_chunks(seed, count, assignors, present, scale_of=scale_of, parallelism=parallelism,
+                         chunk_tasks=chunk_tasks, skip=skip)
+    tasks_present = sum(len({a for a in present.get(i, set()) & set(assignors) if (i, a) not in skip}) for i in range(count))
+    total_tasks = sum(len(c.tasks) for c in chunks)
 
     state = {"committed": 0.0, "shown": 0.0}
     running: dict[str, Chunk] = {}
@@ -240,21 +196,21 @@ def run_grading(
         if progress is None:
             return
         with lock:
-            current = state["committed"] + sum(c.groups * _safe_fraction(sc, c) for c in running.values())
-            state["shown"] = max(state["shown"], min(current, float(total_groups)))
+            current = state["committed"] + sum(len(c.tasks) * _safe_fraction(sc, c) for c in running.values())
+            state["shown"] = max(state["shown"], min(current, float(total_tasks)))
             shown = state["shown"]
-        progress(shown, total_groups)
+        progress(shown, total_tasks)
 
     def poll() -> None:
         while not stop.wait(0.5):
             report()
 
     if progress is not None:
-        progress(0.0, total_groups)
+        progress(0.0, total_tasks)
     poller = threading.Thread(target=poll, name="stickyproof-sweep-progress", daemon=True)
     poller.start()
     written: list[str] = []
-    failing = 0
+    rows_written = failing = 0
     pool = ThreadPoolExecutor(max_workers=CONCURRENT_CHUNKS, thread_name_prefix="stickyproof-chunk")
     pending: dict[Future, Chunk] = {}
     queue = list(chunks)
@@ -264,24 +220,22 @@ def run_grading(
                 chunk = queue.pop(0)
                 with lock:
                     running[chunk.name] = chunk
-                future = pool.submit(
-                    _run_chunk, spark, chunk, params, row_fn, parallelism, out.staging_path(chunk.name)
-                )
+                future = pool.submit(_run_chunk, spark, chunk, params, task_fn, out.staging_path(chunk.name))
                 pending[future] = chunk
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: pending[f].start):
+            for future in sorted(finished, key=lambda f: pending[f].name):
                 chunk = pending.pop(future)
                 exc = future.exception()
                 if exc is not None:
-                    raise SweepError(f"chunk {chunk.name} (groups {chunk.start}..{chunk.end - 1}) failed: {_spark_message(exc)}") from exc
+                    raise SweepError(f"chunk {chunk.name} ({len(chunk.tasks)} tasks) failed: {_spark_message(exc)}") from exc
                 committed = out.commit_chunk(chunk.name)
                 rows, bad = out.write_chunk_failures(committed)
+                rows_written += rows
                 failing += bad
                 manifest["chunks"][chunk.name] = {
                     "seed": chunk.seed,
-                    "start": chunk.start,
-                    "end": chunk.end,
-                    "groups": chunk.groups,
+                    "tasks": len(chunk.tasks),
+                    "indices": sorted({t.index for t in chunk.tasks}),
                     "rows": rows,
                     "failing": bad,
                 }
@@ -290,7 +244,7 @@ def run_grading(
                 written.append(chunk.name)
                 with lock:
                     running.pop(chunk.name, None)
-                    state["committed"] += chunk.groups
+                    state["committed"] += len(chunk.tasks)
                 report()
     except BaseException:
         # Kill what still runs (Ctrl-C, or another chunk failed); staged parts are dropped at the next start.
@@ -306,12 +260,13 @@ def run_grading(
         poller.join(timeout=2)
     return GradeRun(
         seed=seed,
-        groups=groups,
+        count=count,
         assignors=tuple(assignors),
-        rows_present=rows_present,
-        rows_computed=sum(c.rows for c in chunks),
+        tasks_present=tasks_present,
+        tasks_computed=total_tasks,
         chunks_written=tuple(written),
         seconds=time.perf_counter() - started,
+        rows_written=rows_written,
         failing_rows=failing,
     )
 

@@ -1,221 +1,116 @@
-"""One sweep row: grade one (seed, index, assignor) and flatten the Grade into a fixed set of columns.
+"""One sweep task: (seed, index, assignor) -> its rows. No Spark here (tests and benchmarks call it).
 
-This is the whole unit of work of a sweep, kept free of Spark so that it can be unit-tested on
-its own and reused by the multiprocessing baseline in ``benchmarks/sweep.py``: the Spark job
-(``sweep/job.py``) only maps ``grade_group`` over (seed, index) rows.
+``source=histories`` (the default): draw history ``index`` of ``seed`` at the sweep's scale
+(``scenarios.histories``), run it through the group protocol with every member configured with the
+assignor (``group.stepper.run_history``), and grade every rebalance it recorded: the assignor is
+asked on the leader's input and judged on what the members really held (``grading.grade_assignor``
+with ``answer=`` the leader's own answer, never run again for round 1, and ``truth=``). Then one
+``history`` row with the history measures.
 
-A row never raises. A scenario that makes the sampler, the leader, an assignor or an oracle
-throw becomes a row whose ``error`` column says ``stage: TypeName: message``, with its validity
-columns null (not known) and ``valid`` false, so one bad group cannot fail a sweep of thousands.
+``source=adversarial``: sample group ``index`` of ``seed`` with the seeded sampler over the sweep's
+space (``scenarios.sampler``) and grade it as ``stickyproof grade`` does.
 
-A row whose pair cannot occur in Kafka (an eager-only assignor on a cooperative group, R36) is
-kept with ``skipped`` saying why and every grade column null: it is neither graded nor failing,
-and summaries leave it out.
+``direct``: the assignor is handed the group's own fields instead of what the wire carries (as
+``grade --direct``): for a history row it is asked again, on the leader's input, without the wire.
 
-Column meanings (the invariant names are those of ``models/invariants.md`` in snake_case): an
-invariant column is true when the grade found that invariant violated, false when it did not,
-null when the row has an error and nothing was checked.
+A task never raises: a crash becomes rows whose ``error`` says ``stage: TypeName: message``. A
+grade's verdict on the assignor (it threw, broke an invariant) is ``valid`` false; a crash of the
+grading itself leaves ``valid`` null with the error, so it is never counted as the assignor's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
+import time
 import traceback
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Sequence
 
 from ..grading import Limits
-from ..model import Scenario, dump_json, jsonable, scenario_to_dict
+from ..model import Assignment, Scenario, dump_json, jsonable, scenario_to_dict
+from .columns import (
+    BALANCE_MODES,
+    FEATURE_COLUMNS,
+    HISTORY,
+    INVARIANTS,
+    MONITORS,
+    REBALANCE,
+    coerce,
+    empty_row,
+    invariant_column,
+    is_failing,
+    monitor_column,
+)
 
 __all__ = [
-    "INVARIANTS",
-    "FEATURE_COLUMNS",
-    "COLUMNS",
-    "RowParams",
-    "RowFn",
-    "arrow_schema",
-    "empty_row",
-    "error_row",
+    "SOURCES",
+    "MAIN",
+    "SWEEP_SCALES",
+    "preset_of",
+    "HISTORIES",
+    "ADVERSARIAL",
+    "TaskParams",
+    "TaskFn",
+    "run_task",
+    "history_task",
+    "adversarial_task",
+    "grade_scenario_row",
     "error_text",
-    "grade_group",
-    "grade_row",
-    "is_failing",
-    "skipped_row",
     "scenario_hash",
-    "scenario_class",
-    "basic_features",
+    "features_of",
+    "truth_of",
 ]
 
-# Every invariant a Grade can report, as column names (snake_case of the invariant ids).
-INVARIANTS: tuple[str, ...] = (
-    "unassigned",
-    "duplicate",
-    "unsubscribed",
-    "nonexistent",
-    "imbalance",
-    "cooperative_unsafe",
-    "revoking_unclaimed",
-    "nondeterministic",
-    "unstable",
-)
+MAIN = "main"
 
-# Scenario features, one column each, from ``scenarios.features.scenario_features`` (``partitions``
-# counts the metadata, ``subscribed_partitions`` the assignable ones; the sizes plots use the latter).
-FEATURE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("members", "int"),
-    ("topics", "int"),
-    ("partitions", "int"),
-    ("subscribed_partitions", "int"),
-    ("subscription", "str"),
-    ("versions", "str"),
-    ("min_version", "int"),
-    ("owned_claims", "int"),
-    ("stale_claimants", "int"),
-    ("unknown_generation_claimants", "int"),
-    ("double_claims", "int"),
-    ("deleted_topic_claims", "int"),
-    ("past_count_claims", "int"),
-    ("unsubscribed_claims", "int"),
-    ("racks", "str"),
-    ("static_members", "int"),
-    ("protocol", "str"),
-)
+HISTORIES = "histories"
+ADVERSARIAL = "adversarial"
+SOURCES = (HISTORIES, ADVERSARIAL)
 
-# (name, kind) in output order. kind: int | float | bool | str.
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("seed", "int"),
-    ("index", "int"),
-    ("assignor", "str"),
-    ("scenario_hash", "str"),
-    ("valid", "bool"),
-    *((name, "bool") for name in INVARIANTS),
-    ("violations", "str"),
-    ("balanced_kafka", "bool"),
-    ("balanced_global", "bool"),
-    ("kept", "int"),
-    ("optimal_kept", "int"),
-    ("optimal_kept_global", "int"),
-    ("proven", "bool"),
-    ("stickiness", "float"),
-    ("moved", "int"),
-    ("assign_seconds", "float"),
-    ("solve_seconds", "float"),
-    ("error", "str"),
-    ("skipped", "str"),
-    *FEATURE_COLUMNS,
-    ("scenario", "str"),
-)
-_KINDS = dict(COLUMNS)
+SWEEP_SCALES = (MAIN, "mix", "small", "medium", "large", "production")
 
-# The scenario JSON is kept only on failing rows (it becomes failures/ and triage input).
-_WITNESS_LIMIT = 2000
+
+def preset_of(index: int, scale: str) -> str:
+    """The preset history ``index`` is drawn at. ``main`` (the main job's): history 0 large (>= 500
+    members, >= 50,000 partitions), every 10th medium, the rest small; any other name is
+    ``scenarios.histories.scale_of``'s (``mix``, or one preset for every history)."""
+    from ..scenarios.histories import scale_of
+
+    if scale == MAIN:
+        return "large" if index == 0 else "medium" if index % 10 == 9 else "small"
+    return scale_of(index, scale)
+
+
+# Texts kept on a row are bounded: a witness list, the unnecessary moves.
+_TEXT_LIMIT = 2000
 
 
 @dataclass(frozen=True)
-class RowParams:
-    """What every row of one sweep shares: the sampler space (as ``KNOB=VALUE`` overrides) and the
-    grading limits (``grading.Limits``; a row uses ``assignor_seconds`` and ``z3_query_seconds``)."""
+class TaskParams:
+    """What every task of one sweep shares: the source, its scale (histories) or space (adversarial,
+    ``KNOB=VALUE`` overrides), ``direct``, and the grading limits (a row uses ``assignor_seconds``
+    and ``z3_query_seconds``, which also bounds CP-SAT's contract optimum)."""
 
+    source: str = HISTORIES
+    scale: str = "mix"
     space: tuple[str, ...] = ()
+    direct: bool = False
     limits: Limits = Limits()
 
 
-RowFn = Callable[[int, int, Sequence[str], RowParams], list[dict[str, Any]]]
+TaskFn = Callable[[int, int, str, TaskParams], list[dict[str, Any]]]
 
 
-def arrow_schema() -> Any:
-    """The pyarrow schema of a grades row (every column nullable except the key)."""
-    import pyarrow as pa
-
-    types = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "str": pa.string()}
-    key = {"seed", "index", "assignor"}
-    return pa.schema([pa.field(name, types[kind], nullable=name not in key) for name, kind in COLUMNS])
+def run_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
+    """The rows of one task of ``params.source``."""
+    if params.source == ADVERSARIAL:
+        return adversarial_task(seed, index, assignor, params)
+    return history_task(seed, index, assignor, params)
 
 
-def empty_row(seed: int, index: int, assignor: str) -> dict[str, Any]:
-    """A row with its key set and every other column null."""
-    row: dict[str, Any] = {name: None for name, _ in COLUMNS}
-    row.update(seed=int(seed), index=int(index), assignor=str(assignor))
-    return row
-
-
-def is_failing(row: Mapping[str, Any]) -> bool:
-    """A row that goes to failures/: an invariant violated, or an error."""
-    return bool(row.get("error")) or row.get("valid") is False
-
-
-def skipped_row(seed: int, index: int, assignor: str, reason: str, scenario: Scenario) -> dict[str, Any]:
-    """The row of a pair that cannot occur in Kafka: graded neither way, kept so resume sees the key."""
-    row = empty_row(seed, index, assignor)
-    row.update(features_of(scenario))
-    row["scenario_hash"] = scenario_hash(scenario)
-    row["skipped"] = reason
-    return row
-
-
-def scenario_hash(scenario: Scenario) -> str:
-    """Content hash of the canonical scenario document: what ``compare`` joins two runs on."""
-    text = json.dumps(scenario_to_dict(scenario), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-def scenario_class(row: Mapping[str, Any]) -> str:
-    """The class a summary groups rows by: subscription kind and protocol (``?`` when unknown)."""
-    return f"{row.get('subscription') or '?'}/{row.get('protocol') or '?'}"
-
-
-def basic_features(scenario: Scenario) -> dict[str, Any]:
-    """The features that follow from the scenario alone (used when the sampler gives none)."""
-    subscribed = scenario.subscribed_partitions()
-    kinds = {tuple(sorted(set(m.topics))) for m in scenario.members}
-    return {
-        "members": len(scenario.members),
-        "topics": len(scenario.topics),
-        "partitions": sum(t.partitions for t in scenario.topics),
-        "subscribed_partitions": len(subscribed),
-        "subscription": "uniform" if len(kinds) <= 1 else "heterogeneous",
-        "versions": ",".join(str(v) for v in sorted({m.version for m in scenario.members})),
-        "protocol": scenario.protocol,
-    }
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """A value in the column's kind, or None; a value of the wrong kind is a bug upstream, so it raises."""
-    if value is None:
-        return None
-    kind = _KINDS[name]
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value
-        raise TypeError(f"column {name}: expected a boolean, got {type(value).__name__} {value!r}")
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise TypeError(f"column {name}: expected an integer, got {type(value).__name__} {value!r}")
-        return int(value)
-    if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"column {name}: expected a number, got {type(value).__name__} {value!r}")
-        value = float(value)
-        return None if math.isnan(value) else value
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return ",".join(str(v) for v in sorted(value))
-    return str(value)
-
-
-def features_of(scenario: Scenario) -> dict[str, Any]:
-    """Feature columns: the sampler's ``scenario_features`` where it names them, the basic ones otherwise."""
-    from ..scenarios.features import scenario_features
-
-    features = basic_features(scenario)
-    given = dict(scenario_features(scenario))
-    for name, _ in FEATURE_COLUMNS:
-        if given.get(name) is not None:
-            features[name] = given[name]
-    return {name: _coerce(name, features.get(name)) for name, _ in FEATURE_COLUMNS}
+# ------------------------------------------------------------------------------------------
+# Helpers
 
 
 def error_text(stage: str, exc: BaseException) -> str:
@@ -228,107 +123,259 @@ def error_text(stage: str, exc: BaseException) -> str:
     return f"{stage}: {type(exc).__name__}: {message[:500]}{where}"
 
 
-def error_row(seed: int, index: int, assignor: str, error: str, scenario: Scenario | None = None) -> dict[str, Any]:
-    """The row of a group whose grading threw: key, features when known, ``valid`` false, the error."""
-    row = empty_row(seed, index, assignor)
-    row["valid"] = False
-    row["error"] = error
-    if scenario is not None:
-        row.update(features_of(scenario))
-        row["scenario_hash"] = scenario_hash(scenario)
-        row["scenario"] = dump_json(scenario_to_dict(scenario))
-    return row
+def scenario_hash(scenario: Scenario) -> str:
+    """Content hash of the canonical scenario document."""
+    text = json.dumps(scenario_to_dict(scenario), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _violations_text(violations: Iterable[Any]) -> str:
-    items = []
-    for v in violations:
-        if isinstance(v, (tuple, list)) and len(v) == 2:
-            items.append({"invariant": str(v[0]), "witness": jsonable(v[1])})
-        else:
-            items.append({"invariant": str(getattr(v, "invariant", v)), "witness": jsonable(getattr(v, "witness", None))})
+def features_of(scenario: Scenario) -> dict[str, Any]:
+    """The feature columns of a leader's input (``scenarios.features.scenario_features``)."""
+    from ..scenarios.features import scenario_features
+
+    given = scenario_features(scenario)
+    return {name: coerce(name, given.get(name)) for name, _ in FEATURE_COLUMNS}
+
+
+def truth_of(scenario: Scenario, prior: dict[str, Sequence[Any]]) -> Scenario:
+    """The leader's input with each member's ``owned`` replaced by what it really held (``RebalanceRecord.prior``)."""
+    members = tuple(replace(m, owned=tuple(prior.get(m.id, ()))) for m in scenario.members)
+    return replace(scenario, members=members)
+
+
+def _bounded(items: list[Any]) -> str:
     text = json.dumps(items, sort_keys=True, default=str)
-    return text if len(text) <= _WITNESS_LIMIT else text[: _WITNESS_LIMIT - 3] + "..."
+    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
 
 
-def invariant_column(invariant: Any) -> str:
-    """``cooperative-unsafe`` / ``CooperativeUnsafe`` / ``cooperative_unsafe`` -> ``cooperative_unsafe``."""
-    text = str(getattr(invariant, "value", invariant))
-    out = []
-    for i, ch in enumerate(text):
-        if ch.isupper() and i and text[i - 1].islower():
-            out.append("_")
-        out.append("_" if ch in "- ." else ch.lower())
-    return "".join(out)
+def _failures(grade: Any) -> list[str]:
+    """What a grade failed, by name: each violated invariant id, and ``error`` when the assignor threw."""
+    out = ["error"] if getattr(grade, "run_error", None) is not None else []
+    for v in grade.violations:
+        if v.invariant not in out:
+            out.append(v.invariant)
+    return out
 
 
-def grade_to_row(seed: int, index: int, assignor: str, scenario: Scenario, grade: Any) -> dict[str, Any]:
-    """Flatten a ``stickyproof.oracle.grade.Grade`` into a row."""
-    row = empty_row(seed, index, assignor)
-    row.update(features_of(scenario))
-    row["scenario_hash"] = scenario_hash(scenario)
-    violations = list(getattr(grade, "violations", ()) or ())
-    violated = {invariant_column(v[0] if isinstance(v, (tuple, list)) else getattr(v, "invariant", v)) for v in violations}
+def grade_columns(grade: Any, truth: Scenario) -> dict[str, Any]:
+    """The grade's columns of a rebalance row (models/invariants.md §4)."""
+    from ..oracle.claims import current_owners
+
+    row: dict[str, Any] = {}
+    violated = {invariant_column(v.invariant) for v in grade.violations}
     unknown = violated - set(INVARIANTS)
     if unknown:
         raise ValueError(f"grade reported invariants with no column: {', '.join(sorted(unknown))}")
-    error = getattr(grade, "error", None)
     for name in INVARIANTS:
         row[name] = name in violated
-    row["violations"] = _violations_text(violations) if violations else None
-    balanced = getattr(grade, "balanced", None) or {}
-    row["balanced_kafka"] = _coerce("balanced_kafka", balanced.get("kafka"))
-    row["balanced_global"] = _coerce("balanced_global", balanced.get("global"))
-    for name in ("kept", "optimal_kept", "optimal_kept_global", "proven", "stickiness", "moved", "assign_seconds", "solve_seconds"):
-        row[name] = _coerce(name, getattr(grade, name, None))
-    row["valid"] = _coerce("valid", getattr(grade, "valid", None))
-    if error:
-        row["error"] = str(error)
-        row["valid"] = False
+    if grade.violations:
+        row["violations"] = _bounded([{"invariant": v.invariant, "witness": jsonable(v.witness)} for v in grade.violations])
+    row["valid"] = coerce("valid", grade.valid)
+    row["contract"] = grade.contract
+    row["notion"] = grade.notion
+    row["contract_balanced"] = coerce("contract_balanced", grade.contract_balanced)
+    for mode in BALANCE_MODES:
+        name = f"balanced_{mode.replace('-', '_')}"
+        row[name] = coerce(name, grade.balanced.get(mode))
+    for name in ("kept", "optimal_kept", "proven", "stickiness", "moved", "optimal_kept_global", "optimal_kept_view",
+                 "stability_judged", "solve_seconds"):
+        row[name] = coerce(name, getattr(grade, name))
+    row["grade_follow_ups"] = grade.follow_ups
+    if grade.optimal_kept is not None:
+        row["unnecessary"] = len(grade.unnecessary)
+        if grade.unnecessary:
+            row["unnecessary_list"] = _bounded([[tp.topic, tp.partition] for tp in grade.unnecessary])
+    owned = len(current_owners(truth))
+    row["owned"] = owned
+    if grade.optimal_kept is not None:
+        row["optimal_moves"] = owned - grade.optimal_kept
+    if grade.error:
+        row["error"] = str(grade.error)
+    labels = tuple(getattr(grade, "labels", ()) or ())
+    if labels:
+        # ``failure:rule`` pairs (``nonexistent:K1,unstable:K1``): which failure each label explains.
+        row["hazards"] = ",".join(dict.fromkeys(f"{label.failure}:{label.rule}" for label in labels))
+        row["hazard_categories"] = ",".join(dict.fromkeys(label.category for label in labels))
+    explained = {label.failure for label in labels}
+    unexpected = [f for f in _failures(grade) if f not in explained]
+    row["unexpected"] = ",".join(unexpected) or None
+    return row
+
+
+# ------------------------------------------------------------------------------------------
+# Grading one leader input
+
+
+def grade_scenario_row(
+    row: dict[str, Any],
+    scenario: Scenario,
+    info: Any,
+    params: TaskParams,
+    *,
+    truth: Scenario | None = None,
+    answer: Assignment | None = None,
+    answer_seconds: float | None = None,
+) -> dict[str, Any]:
+    """Fill ``row`` with the grade of ``info`` on ``scenario`` (the leader's input; judged on ``truth``).
+
+    A pair Kafka never runs (an eager-only assignor on a cooperative group, R36) is ``skipped``.
+    """
+    from ..grading import grade_assignor, unsupported_reason
+
+    judged = truth if truth is not None else scenario
+    try:
+        row.update(features_of(scenario))
+        row["scenario_hash"] = scenario_hash(scenario)
+    except Exception as exc:  # noqa: BLE001 - a feature crash is this row's error
+        row["error"] = error_text("features", exc)
+    reason = unsupported_reason(scenario, info)
+    if reason is not None:
+        row["skipped"] = f"{scenario.protocol} protocol unsupported (R36)"
+        return row
+    started = time.perf_counter()
+    try:
+        if params.direct or answer is None:
+            grade = grade_assignor(scenario, info, direct=params.direct, truth=truth, limits=params.limits)
+        else:
+            grade = grade_assignor(scenario, info, answer=answer, answer_seconds=answer_seconds, truth=truth,
+                                   limits=params.limits)
+        row.update(grade_columns(grade, judged))
+        row["assign_seconds"] = coerce("assign_seconds", grade.assign_seconds)
+    except Exception as exc:  # noqa: BLE001 - a crash of the grading is the row's error, never the assignor's
+        row["valid"] = None
+        row["error"] = error_text("grade", exc)
+    row["grade_seconds"] = time.perf_counter() - started
     if is_failing(row):
         row["scenario"] = dump_json(scenario_to_dict(scenario))
     return row
 
 
-def grade_row(scenario: Scenario, seed: int, index: int, assignor: str, params: RowParams = RowParams()) -> dict[str, Any]:
-    """Grade one assignor on one scenario (``grading.grade_assignor``); never raises."""
-    from ..grading import grade_assignor, unsupported_reason
+# ------------------------------------------------------------------------------------------
+# source=histories
+
+
+def _record_row(seed: int, index: int, assignor: str, scale: str, record: Any) -> dict[str, Any]:
+    row = empty_row(REBALANCE, HISTORIES, seed, index, assignor, rebalance=record.number)
+    row.update(
+        scale=scale, event=record.event, event_tick=record.event_tick, trigger=record.trigger,
+        follow_up=bool(record.follow_up), generation=record.generation, epoch=record.epoch, tick=record.tick,
+        leader=record.leader, committed=bool(record.committed),
+    )
+    return row
+
+
+def rebalance_row(seed: int, index: int, scale: str, info: Any, record: Any, params: TaskParams) -> dict[str, Any]:
+    """One history rebalance graded: asked on the leader's input, judged on what members really held."""
+    row = _record_row(seed, index, info.name, scale, record)
+    if record.scenario is None:
+        row["error"] = f"leader: {record.error or 'no assignor could be selected'}"
+        return row
+    truth = truth_of(record.scenario, record.prior)
+    answer = None
+    if record.assignment is not None and record.error is None:
+        answer = Assignment(dict(record.assignment), dict(record.revoking or {}))
+    # An answer the assignor never gave (it threw in the run) is asked for again, to record its error.
+    row = grade_scenario_row(row, record.scenario, info, params, truth=truth, answer=answer,
+                             answer_seconds=record.assign_seconds)
+    if answer is not None and not params.direct:
+        row["assign_seconds"] = coerce("assign_seconds", record.assign_seconds)
+    return row
+
+
+def history_row(seed: int, index: int, history: Any, run: Any, rows: Sequence[dict[str, Any]],
+                seconds: float) -> dict[str, Any]:
+    """The history measures of one run (models/protocol.md §9.2) over its graded rows."""
+    row = empty_row(HISTORY, HISTORIES, seed, index, run.assignor)
+    known = [r for r in rows if r.get("optimal_moves") is not None and r.get("moved") is not None]
+    failed = [v for v in run.monitors if not v.ok]
+    row.update(
+        scale=history.scale, name=history.name, episodes=",".join(history.episodes),
+        start_members=run.members, start_partitions=run.partitions,
+        rebalances=len(run.rebalances), follow_ups=run.follow_ups,
+        committed_rebalances=sum(1 for r in run.rebalances if r.committed),
+        failing_rows=sum(1 for r in rows if is_failing(r)),
+        moved_total=sum(r["moved"] for r in rows if r.get("moved") is not None),
+        moved_known=sum(r["moved"] for r in known), optimal_moves_known=sum(r["optimal_moves"] for r in known),
+        known_rows=len(known), unowned=run.unowned, ended=run.ended, ticks=run.ticks,
+        run_seconds=run.seconds, history_seconds=seconds,
+        protocol=_protocols(rows),
+    )
+    verdicts = {v.monitor: v for v in run.monitors}
+    for monitor in MONITORS:
+        verdict = verdicts.get(monitor)
+        row[monitor_column(monitor)] = None if verdict is None else bool(verdict.ok)
+    if failed:
+        row["monitor_failures"] = _bounded([v.to_dict() for v in failed])
+    if failed or row["failing_rows"]:
+        row["replay"] = dump_json(dict(run.document))
+    return row
+
+
+def _protocols(rows: Iterable[dict[str, Any]]) -> str | None:
+    seen = sorted({r["protocol"] for r in rows if r.get("protocol")})
+    return ",".join(seen) or None
+
+
+def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
+    """Run history ``index`` of ``seed`` with ``assignor``; one row per rebalance, then its history row."""
+    from ..assignors.registry import get_assignor
+    from ..group.stepper import run_history
+    from ..scenarios.histories import draw_history
+
+    started = time.perf_counter()
+
+    def failed(stage: str, exc: BaseException) -> list[dict[str, Any]]:
+        row = empty_row(HISTORY, HISTORIES, seed, index, assignor)
+        row["error"] = error_text(stage, exc)
+        try:
+            row["scale"] = preset_of(index, params.scale)
+        except Exception:  # noqa: BLE001 - a bad scale is already the error
+            pass
+        return [row]
 
     try:
-        from ..assignors.registry import get_assignor
-
         info = get_assignor(assignor)
-    except Exception as exc:  # noqa: BLE001 - an unloadable assignor is this row's error
-        return error_row(seed, index, assignor, error_text("registry", exc), scenario)
-    reason = unsupported_reason(scenario, info)
-    if reason is not None:
-        # R36: a consumer refuses a rebalance protocol none of its assignors supports, so an
-        # eager-only assignor never meets a cooperative group; such a row is not a failure.
-        return skipped_row(seed, index, assignor, f"{scenario.protocol} protocol unsupported (R36)", scenario)
-    try:
-        g = grade_assignor(scenario, info, limits=params.limits)
-    except Exception as exc:  # noqa: BLE001 - any crash becomes the row's error
-        return error_row(seed, index, assignor, error_text("grade", exc), scenario)
-    try:
-        return grade_to_row(seed, index, assignor, scenario, g)
     except Exception as exc:  # noqa: BLE001
-        return error_row(seed, index, assignor, error_text("row", exc), scenario)
+        return failed("registry", exc)
+    try:
+        history = draw_history(seed, index, scale=preset_of(index, params.scale))
+    except Exception as exc:  # noqa: BLE001
+        return failed("draw", exc)
+    try:
+        run = run_history(history, info)
+    except Exception as exc:  # noqa: BLE001 - the protocol itself crashed: the history's error
+        return failed("run", exc)
+    rows = [rebalance_row(seed, index, history.scale, info, record, params) for record in run.rebalances]
+    rows.append(history_row(seed, index, history, run, rows, time.perf_counter() - started))
+    return rows
 
 
-def sample_scenario(seed: int, index: int, params: RowParams) -> Scenario:
-    """The (seed, index) scenario of the seeded sampler, in the space the sweep was asked for."""
+# ------------------------------------------------------------------------------------------
+# source=adversarial
+
+
+def sample_scenario(seed: int, index: int, space: Sequence[str]) -> Scenario:
+    """The (seed, index) group of the seeded sampler over ``space`` (``KNOB=VALUE`` overrides)."""
     from ..scenarios.sampler import Space, sample
 
-    space = Space.from_overrides(list(params.space)) if params.space else None
-    return sample(seed, index, space)
+    return sample(seed, index, Space.from_overrides(list(space)) if space else None)
 
 
-def grade_group(seed: int, index: int, assignors: Sequence[str], params: RowParams = RowParams()) -> list[dict[str, Any]]:
-    """Sample the (seed, index) group once and grade every named assignor on it: one row each."""
+def adversarial_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
+    """Sample group ``index`` of ``seed`` and grade ``assignor`` on it: one row (``rebalance`` 0)."""
+    from ..assignors.registry import get_assignor
+
+    row = empty_row(REBALANCE, ADVERSARIAL, seed, index, assignor, rebalance=0)
     try:
-        scenario = sample_scenario(seed, index, params)
+        scenario = sample_scenario(seed, index, params.space)
     except Exception as exc:  # noqa: BLE001 - a sampler crash is recorded, not raised
-        error = error_text("sample", exc)
-        return [error_row(seed, index, a, error) for a in assignors]
-    return [grade_row(scenario, seed, index, a, params) for a in assignors]
-
+        row["error"] = error_text("sample", exc)
+        return [row]
+    try:
+        info = get_assignor(assignor)
+    except Exception as exc:  # noqa: BLE001 - an unloadable assignor is this row's error
+        row.update(features_of(scenario))
+        row["error"] = error_text("registry", exc)
+        row["scenario"] = dump_json(scenario_to_dict(scenario))
+        return [row]
+    return [grade_scenario_row(row, scenario, info, params)]

@@ -1,8 +1,11 @@
-"""``run_sweep``: the whole sweep as one library call -- grade on Spark, summarize, triage, report.
+"""``run_sweep``: the whole sweep as one library call -- grade on Spark, summarize, find, triage, report.
 
-The defaults are the README's first command: about 2,000 groups of the sampler's default space
-over every built-in assignor on ``local[*]``, sized to finish within five minutes on two cores
-(measured with ``benchmarks/sweep.py`` and reported in the README section of the sweep).
+The defaults are ``./scripts/main.sh``: ``DEFAULT_HISTORIES`` group histories at the ``main`` scale
+(history 0 is large: >= 500 members and >= 50,000 partitions; every 10th medium; the rest small),
+each run with every built-in assignor; historical releases only on the first ``HISTORICAL_HISTORIES``
+histories below ``large`` (they reproduce their incidents on small groups, and a large history costs
+a minute per assignor).
+Sized to finish within five minutes on two cores (docs/sweep.md gives the measurement).
 """
 
 from __future__ import annotations
@@ -15,39 +18,49 @@ from typing import Any, Callable, Sequence
 from ..errors import SweepError
 from ..grading import Limits
 from .job import GradeRun, run_grading
-from .rows import RowFn, RowParams
+from .rows import ADVERSARIAL, HISTORIES, SOURCES, TaskFn, TaskParams
 from .session import DEFAULT_MASTER, spark_session
 from .store import SweepDir
-from .summary import Summary, load_frame, summarize_frame
-from .triage import DEFAULT_BUDGET_SECONDS, MAX_EVALUATIONS, TriageCase, triage
+from .summary import Summary, load_frames, summarize_frame
 
 __all__ = [
+    "DEFAULT_HISTORIES",
     "DEFAULT_GROUPS",
     "DEFAULT_SEED",
+    "DEFAULT_SCALE",
     "DEFAULT_LIMITS",
     "SweepOutcome",
     "run_sweep",
     "resolve_assignors",
     "canonical_space",
     "check_out_dir",
+    "is_historical",
 ]
 
+DEFAULT_HISTORIES = 32
 DEFAULT_GROUPS = 2000
 DEFAULT_SEED = 0
-DEFAULT_LIMITS = Limits(z3_query_seconds=10.0, shrink_seconds=DEFAULT_BUDGET_SECONDS, shrink_evaluations=MAX_EVALUATIONS)
-"""A sweep bounds each Z3 query (the default space's groups check in milliseconds; the limit only
-stops a pathological case, which is then a ``grade`` error row) and the whole triage's shrinking
-(``shrink_seconds`` for all signatures, ``shrink_evaluations`` per signature)."""
+DEFAULT_SCALE = "main"
+DEFAULT_LIMITS = Limits(z3_query_seconds=8.0, shrink_seconds=20.0, shrink_evaluations=120)
+"""A sweep bounds each Z3 query and CP-SAT's contract optimum (a bound cut short leaves the optimum
+unproven: stickiness is then measured against the best solution found, ``proven`` false), and the
+whole triage's shrinking (``shrink_seconds`` in all, ``shrink_evaluations`` per finding)."""
+
+#: Scales a historical release is not run at (a production-sized incident is the same incident), and
+#: how many histories it runs at most: the main job spends its time on today's assignors.
+_HISTORICAL_SKIPS = ("large", "production")
+HISTORICAL_HISTORIES = 20
 
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """Everything a sweep produced: the grading pass, the summary, the triage, the report's path."""
+    """Everything a sweep produced: the grading pass, the summary, the findings, the report's path."""
 
     out: Path
     grading: GradeRun
     summary: Summary
-    triage: tuple[TriageCase, ...]
+    findings: tuple[Any, ...]
+    triage: tuple[Any, ...]
     report: Path | None
     seconds: float
 
@@ -56,17 +69,27 @@ class SweepOutcome:
         return {
             "out": str(self.out),
             "seed": g.seed,
-            "groups": g.groups,
+            "count": g.count,
             "assignors": list(g.assignors),
-            "rows_present_before": g.rows_present,
-            "rows_computed": g.rows_computed,
+            "tasks_present_before": g.tasks_present,
+            "tasks_computed": g.tasks_computed,
+            "rows_written": g.rows_written,
             "chunks_written": len(g.chunks_written),
             "grading_seconds": round(g.seconds, 3),
             "seconds": round(self.seconds, 3),
             "summary": self.summary.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
             "triage": [c.to_dict() for c in self.triage],
             "report": str(self.report) if self.report else None,
         }
+
+
+def is_historical(name: str) -> bool:
+    """A registered historical release (``sticky@2.2``...), as opposed to today's assignor."""
+    from ..assignors.registry import get_assignor
+
+    release = get_assignor(name).release
+    return release is not None and release.version != "current"
 
 
 def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
@@ -93,9 +116,8 @@ def canonical_space(overrides: Sequence[str]) -> tuple[str, ...]:
 
 
 def check_out_dir(out: Path) -> None:
-    """``SweepError`` naming ``out`` unless it is (or can be made) a directory this process can write:
-    checked by writing a file into it, before Spark starts (a file, a read-only directory or a path
-    under a file once ended the sweep in a traceback, or in Spark's own failure after its start-up)."""
+    """``SweepError`` naming ``out`` unless it is (or can be made) a directory this process can write,
+    checked before Spark starts."""
     import os
     import tempfile
 
@@ -113,77 +135,106 @@ def check_out_dir(out: Path) -> None:
         raise SweepError(f"--out {out}: cannot write into the directory ({exc.strerror or exc})") from exc
 
 
+def _scales(source: str, count: int, scale: str) -> dict[int, str]:
+    if source == ADVERSARIAL:
+        return {i: "adversarial" for i in range(count)}
+    from .rows import preset_of
+
+    try:
+        return {i: preset_of(i, scale) for i in range(count)}
+    except Exception as exc:  # noqa: BLE001 - InvalidScenario naming the scale
+        raise SweepError(f"--scale {scale!r}: {exc}") from exc
+
+
 def run_sweep(
     out: Path | str,
     *,
-    groups: int = DEFAULT_GROUPS,
+    source: str = HISTORIES,
+    count: int | None = None,
     seed: int = DEFAULT_SEED,
+    scale: str = DEFAULT_SCALE,
     assignors: Sequence[str] | None = None,
     space: Sequence[str] = (),
+    direct: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     master: str = DEFAULT_MASTER,
     session: Any = None,
-    row_fn: RowFn | None = None,
-    chunk_groups: int | None = None,
+    task_fn: TaskFn | None = None,
+    chunk_tasks: int | None = None,
+    historical_small: bool = True,
     progress: Callable[[float, int], None] | None = None,
     report: bool = True,
 ) -> SweepOutcome:
-    """Grade ``groups`` sampled groups of ``seed`` with every assignor, then summarize, triage and report.
+    """Run ``count`` histories (or sampled groups, ``source=adversarial``) of ``seed`` with every
+    assignor on Spark, then summarize, collect findings, triage and write the report.
 
-    Re-running on the same ``out`` computes only the (seed, index, assignor) keys not yet there.
-    ``session`` reuses a running SparkSession (left running); otherwise one is started on
-    ``master`` and stopped at the end. ``row_fn`` replaces the grading of one group (tests and
-    benchmarks); it must return rows of ``rows.COLUMNS``. ``limits``: ``z3_query_seconds`` and
-    ``assignor_seconds`` bound each row's grading; ``shrink_seconds`` the whole triage and
-    ``shrink_evaluations`` each signature's shrinking.
+    Re-running on the same ``out`` computes only the (seed, index, assignor) tasks not yet there.
+    ``session`` reuses a running SparkSession (left running). ``task_fn`` replaces one task
+    (tests); it must return rows of ``columns.COLUMNS``. ``historical_small``: historical releases
+    are run only on the first ``HISTORICAL_HISTORIES`` histories below the ``large`` scale.
     """
     started = time.perf_counter()
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
-        raise SweepError(f"groups must be a positive integer, got {groups!r}")
+    if source not in SOURCES:
+        raise SweepError(f"--source {source!r}: expected one of {', '.join(SOURCES)}")
+    if count is None:
+        count = DEFAULT_HISTORIES if source == HISTORIES else DEFAULT_GROUPS
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SweepError(f"count must be a positive integer, got {count!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SweepError(f"seed must be a non-negative integer, got {seed!r}")
-    if chunk_groups is not None and chunk_groups < 1:
-        raise SweepError(f"chunk size must be positive, got {chunk_groups!r}")
-    if row_fn is None:
+    if chunk_tasks is not None and chunk_tasks < 1:
+        raise SweepError(f"chunk size must be positive, got {chunk_tasks!r}")
+    if source == HISTORIES and space:
+        raise SweepError("--space shapes the adversarial sampler; histories take --scale")
+    if task_fn is None:
         names = resolve_assignors(assignors)
-        space_items = canonical_space(space)
+        space_items = canonical_space(space) if source == ADVERSARIAL else ()
     else:
         if not assignors:
-            raise SweepError("a custom row function needs the assignor names")
+            raise SweepError("a custom task function needs the assignor names")
         names = tuple(assignors)
         space_items = tuple(space)
-    params = RowParams(space=space_items, limits=limits)
+
+    scales = _scales(source, count, scale)
+    skip: set[tuple[int, str]] = set()
+    if source == HISTORIES and historical_small and task_fn is None:
+        for name in names:
+            if is_historical(name):
+                skip |= {(i, name) for i, s in scales.items() if s in _HISTORICAL_SKIPS or i >= HISTORICAL_HISTORIES}
+    params = TaskParams(source=source, scale=scale, space=space_items, direct=direct, limits=limits)
+    manifest_params = {"source": source, "scale": scale if source == HISTORIES else None, "space": list(space_items),
+                       "direct": direct, "z3_query_seconds": limits.z3_query_seconds,
+                       "assignor_seconds": limits.assignor_seconds}
     check_out_dir(Path(out))
     sweep_dir = SweepDir(Path(out))
     with sweep_dir.lock():
         sweep_dir.prepare()
         with spark_session(master, session=session) as spark:
             grading = run_grading(
-                spark,
-                sweep_dir,
-                seed=seed,
-                groups=groups,
-                assignors=names,
-                params=params,
-                row_fn=row_fn,
-                chunk_groups=chunk_groups,
-                progress=progress,
+                spark, sweep_dir, seed=seed, count=count, assignors=names, params=params,
+                manifest_params=manifest_params, scale_of=scales, skip=skip, task_fn=task_fn,
+                chunk_tasks=chunk_tasks, progress=progress,
             )
         sweep_dir.sync_failures()
-        frame = load_frame(sweep_dir.root)
-        summary = summarize_frame(sweep_dir.root, frame)
-        cases: tuple[TriageCase, ...] = ()
+        rebalances, histories = load_frames(sweep_dir.root)
+        summary = summarize_frame(sweep_dir.root, rebalances, histories)
+        from .findings import collect_findings
+
+        failing = rebalances[(rebalances["valid"] == False) | (rebalances["valid"].isna() & rebalances["error"].notna()  # noqa: E712
+                                                                & rebalances["skipped"].isna())]
+        findings = tuple(collect_findings(failing.to_dict("records"), histories.to_dict("records")))
+        cases: tuple[Any, ...] = ()
         report_path = None
         if report:
-            if row_fn is None:
+            if task_fn is None:
+                from .triage import triage
+
                 budget = limits.shrink_seconds if limits.shrink_seconds is not None else float("inf")
-                cases = tuple(triage(sweep_dir, params, budget_seconds=budget, max_evaluations=limits.shrink_evaluations))
+                cases = tuple(triage(sweep_dir, findings, params, budget_seconds=budget,
+                                     max_evaluations=limits.shrink_evaluations or 120))
+            from .report import write_report
+
             manifest = sweep_dir.read_manifest() or {}
-            report_path = _report(sweep_dir, summary, frame, cases, manifest.get("params", {}))
-    return SweepOutcome(sweep_dir.root, grading, summary, cases, report_path, time.perf_counter() - started)
-
-
-def _report(out: SweepDir, summary: Summary, frame: Any, cases: Sequence[TriageCase], params: dict[str, Any]) -> Path:
-    from .report import write_report
-
-    return write_report(out, summary, frame, cases, params)
+            report_path = write_report(sweep_dir, summary, rebalances, histories, findings, cases,
+                                       manifest.get("params", {}))
+    return SweepOutcome(sweep_dir.root, grading, summary, findings, cases, report_path, time.perf_counter() - started)

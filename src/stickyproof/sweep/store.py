@@ -5,15 +5,21 @@
     DIR/manifest.json                         the sweep's fixed parameters and its committed chunks
     DIR/grades/chunk=<name>/part-*.parquet    one directory per committed chunk (Hive-style, so
                                               ``spark.read.parquet(DIR/grades)`` and pyarrow read it
-                                              as one table with an extra ``chunk`` column)
-    DIR/failures/<seed>-<index>-<assignor>.json   the scenario of every failing row
+                                              as one table with an extra ``chunk`` column); rows of
+                                              ``kind`` rebalance and history (``columns.py``)
+    DIR/failures/<seed>-<index>-<rebalance>-<assignor>.json
+                                              the leader's input of every failing rebalance row
+                                              (``stickyproof grade FILE --assignor NAME`` replays it)
+    DIR/histories/<seed>-<index>-<assignor>.json
+                                              the replay document of every history with a failing
+                                              row or monitor (``stickyproof simulate --scenario FILE``)
     DIR/report.html, DIR/triage/*.json        written after the grading
     DIR/_staging/                             chunks being written (never read; emptied at start)
 
 Atomicity: Spark writes a chunk into ``_staging/<name>``; only when that write job has succeeded is
 the directory renamed into ``grades/`` (one ``rename``, atomic on a POSIX file system), and only
 then is the manifest rewritten (temp file + ``os.replace``). A run killed at any point leaves
-either a whole chunk or none of it in ``grades/``. Resume reads the (seed, index, assignor) keys
+either a whole chunk or none of it in ``grades/``. Resume reads the (seed, index, assignor) tasks
 present in ``grades/`` -- the data, not the manifest, is the truth -- and computes only the rest;
 the manifest is reconciled with the directories at the next start.
 
@@ -34,21 +40,36 @@ from typing import Any, Iterator, Mapping
 
 from ..errors import SweepError
 from ..model import dump_json
-from .rows import arrow_schema
+from .columns import HISTORY, REBALANCE, arrow_schema
 
 __all__ = [
     "MANIFEST_FORMAT",
     "SweepDir",
     "failure_file_name",
+    "history_file_name",
+    "failing_filter",
     "read_table",
 ]
 
-MANIFEST_FORMAT = "stickyproof.sweep/1"
+MANIFEST_FORMAT = "stickyproof.sweep/2"
 _SAFE = re.compile(r"[^A-Za-z0-9@._-]")
 
 
-def failure_file_name(seed: int, index: int, assignor: str) -> str:
+def failure_file_name(seed: int, index: int, rebalance: int | None, assignor: str) -> str:
+    return f"{seed}-{index}-{rebalance or 0}-{_SAFE.sub('_', assignor)}.json"
+
+
+def history_file_name(seed: int, index: int, assignor: str) -> str:
     return f"{seed}-{index}-{_SAFE.sub('_', assignor)}.json"
+
+
+def failing_filter() -> Any:
+    """The Arrow expression of a failing rebalance row (``columns.is_failing``)."""
+    import pyarrow.dataset as ds
+
+    broke = ds.field("valid") == False  # noqa: E712 - an Arrow expression
+    crashed = ds.field("valid").is_null() & ~ds.field("error").is_null() & ds.field("skipped").is_null()
+    return (ds.field("kind") == REBALANCE) & (broke | crashed)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -109,12 +130,16 @@ class SweepDir:
     def triage(self) -> Path:
         return self.root / "triage"
 
+    @property
+    def histories(self) -> Path:
+        return self.root / "histories"
+
     # -- set-up ---------------------------------------------------------------------------
 
     def prepare(self) -> None:
         """Create the layout and drop whatever a killed run left half-written in ``_staging``."""
         try:
-            for d in (self.root, self.grades, self.failures):
+            for d in (self.root, self.grades, self.failures, self.histories):
                 d.mkdir(parents=True, exist_ok=True)
             if self.staging.exists():
                 shutil.rmtree(self.staging)
@@ -199,10 +224,10 @@ class SweepDir:
         return dst
 
     def keys_present(self, seed: int) -> dict[int, set[str]]:
-        """index -> assignors already graded for ``seed``."""
+        """index -> assignors whose task (``seed``, index, assignor) is already committed."""
         import pyarrow.dataset as ds
 
-        table = read_table(self.grades, ["seed", "index", "assignor"], filter=ds.field("seed") == seed)
+        table = read_table(self.grades, ["index", "assignor"], filter=ds.field("seed") == seed)
         out: dict[int, set[str]] = {}
         for index, assignor in zip(table.column("index").to_pylist(), table.column("assignor").to_pylist()):
             out.setdefault(index, set()).add(assignor)
@@ -210,39 +235,42 @@ class SweepDir:
 
     # -- failures -------------------------------------------------------------------------
 
-    def write_chunk_failures(self, chunk_dir: Path) -> tuple[int, int]:
-        """Write the failures of one committed chunk; returns (rows, failing rows) of the chunk."""
-        import pyarrow.parquet as pq
-
-        rows = failing = 0
-        for part in sorted(chunk_dir.glob("*.parquet")):
-            table = pq.read_table(part, columns=["seed", "index", "assignor", "valid", "error", "scenario"])
-            rows += table.num_rows
-            for seed, index, assignor, valid, error, scenario in zip(
-                *(table.column(c).to_pylist() for c in ("seed", "index", "assignor", "valid", "error", "scenario"))
-            ):
-                if valid is not False and not error:
-                    continue
-                failing += 1
-                if scenario is not None:
-                    path = self.failures / failure_file_name(seed, index, assignor)
+    def _write_witnesses(self, table: Any) -> int:
+        """Write the failure files of ``table``'s rows (those not yet written); returns the failing rebalance rows."""
+        failing = 0
+        names = ("kind", "seed", "index", "rebalance", "assignor", "scenario", "replay")
+        for kind, seed, index, rebalance, assignor, scenario, replay in zip(*(table.column(c).to_pylist() for c in names)):
+            if kind == HISTORY:
+                if replay is not None:
+                    path = self.histories / history_file_name(seed, index, assignor)
+                    if not path.exists():
+                        _write_atomic(path, replay if replay.endswith("\n") else replay + "\n")
+                continue
+            failing += 1
+            if scenario is not None:
+                path = self.failures / failure_file_name(seed, index, rebalance, assignor)
+                if not path.exists():
                     _write_atomic(path, scenario if scenario.endswith("\n") else scenario + "\n")
-        return rows, failing
+        return failing
 
-    def sync_failures(self) -> int:
-        """Write ``failures/<seed>-<index>-<assignor>.json`` for every failing row that lacks one; returns the count present."""
+    def write_chunk_failures(self, chunk_dir: Path) -> tuple[int, int]:
+        """Write the failure files of one committed chunk; returns (rows, failing rebalance rows) of the chunk."""
         import pyarrow.dataset as ds
 
-        failing = (ds.field("valid") == False) | (~ds.field("error").is_null())  # noqa: E712 - an Arrow expression
-        table = read_table(self.grades, ["seed", "index", "assignor", "scenario"], filter=failing)
-        table = table.sort_by([("seed", "ascending"), ("index", "ascending"), ("assignor", "ascending")])
-        count = 0
-        self.failures.mkdir(parents=True, exist_ok=True)
-        for seed, index, assignor, scenario in zip(*(table.column(c).to_pylist() for c in ("seed", "index", "assignor", "scenario"))):
-            if scenario is None:  # the sampler itself failed: no scenario to write
-                continue
-            path = self.failures / failure_file_name(seed, index, assignor)
-            if not path.exists():
-                _write_atomic(path, scenario if scenario.endswith("\n") else scenario + "\n")
-            count += 1
-        return count
+        dataset = ds.dataset(str(chunk_dir), format="parquet", schema=arrow_schema())
+        rows = dataset.count_rows()
+        wanted = failing_filter() | ((ds.field("kind") == HISTORY) & ~ds.field("replay").is_null())
+        table = dataset.to_table(columns=["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay"],
+                                 filter=wanted)
+        return rows, self._write_witnesses(table)
+
+    def sync_failures(self) -> int:
+        """Write every failure file that is missing (a run killed between commit and write); returns the failing rows."""
+        import pyarrow.dataset as ds
+
+        for d in (self.failures, self.histories):
+            d.mkdir(parents=True, exist_ok=True)
+        wanted = failing_filter() | ((ds.field("kind") == HISTORY) & ~ds.field("replay").is_null())
+        table = read_table(self.grades, ["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay"],
+                           filter=wanted)
+        return self._write_witnesses(table)

@@ -1,119 +1,120 @@
-"""The summary of a sweep: one line per assignor x scenario class, computed from ``DIR/grades``.
+"""The summary of a sweep: one line per assignor (and, with ``by``, per assignor x class), from ``DIR/grades``.
 
-Read with pyarrow, only the columns a summary needs (never the scenario texts), so it costs
-seconds even for millions of rows. A scenario class is the subscription kind of the group
-(uniform, heterogeneous, nested, disjoint, empty); each assignor also gets an ``all`` line.
+Read with pyarrow, only the columns a summary needs (never the scenario texts). What each number is:
+
+- ``rows``: graded rebalances (rows Kafka never runs, R36, and rows whose grading crashed left out);
+- ``valid %``: rows where the assignor kept every promise of its contract (models/invariants.md §5);
+- ``balanced %``: rows whose settled assignment keeps the contract's balance (``contract_balanced``);
+- stickiness ``p50``/``p5``: over valid rows, kept / the contract notion's optimum over what members
+  really held (never above 1);
+- ``unnecessary per rebalance``: partitions moved that the optimum keeps with their owner, per valid row;
+- ``follow-ups per rebalance``: cooperative follow-up rebalances per rebalance an event started;
+- ``moves / optimum``: partitions moved over the optimum's moves, summed over rows where both are known;
+- assign ms ``p50``/``p99``: the assignor call of the rebalance.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .rows import FEATURE_COLUMNS, INVARIANTS
+from .columns import HISTORY, INVARIANTS, MONITORS, REBALANCE, monitor_column
 from .store import SweepDir, read_table
 
-__all__ = ["SummaryLine", "Summary", "summarize", "load_frame", "FRAME_COLUMNS"]
-
-FRAME_COLUMNS = [
-    "seed",
-    "index",
-    "assignor",
-    "scenario_hash",
-    "valid",
-    *INVARIANTS,
-    "balanced_kafka",
-    "balanced_global",
-    "kept",
-    "optimal_kept",
-    "optimal_kept_global",
-    "proven",
-    "stickiness",
-    "moved",
-    "assign_seconds",
-    "solve_seconds",
-    "error",
-    *(name for name, _ in FEATURE_COLUMNS),
-]
+__all__ = ["SummaryLine", "Summary", "summarize", "summarize_frame", "load_frames", "CLASSES", "cause_of", "ALL"]
 
 ALL = "all"
+
+#: What ``--by`` may name: a column of the rows, or ``cause`` (the kind of event behind a rebalance).
+CLASSES = ("scale", "subscription", "protocol", "cause", "versions", "racks", "source")
+
+REBALANCE_FRAME = [
+    "source", "seed", "index", "rebalance", "assignor", "scale", "event", "follow_up", "valid", *INVARIANTS,
+    "contract", "contract_balanced", "stickiness", "proven", "unnecessary", "moved", "owned", "optimal_moves", "assign_seconds",
+    "solve_seconds", "grade_seconds", "error", "hazards", "hazard_categories", "unexpected", "members",
+    "subscribed_partitions", "subscription", "protocol", "versions", "racks", "kept", "optimal_kept", "skipped",
+]
+HISTORY_FRAME = [
+    "source", "seed", "index", "assignor", "scale", "rebalances", "follow_ups", "failing_rows", "moved_total",
+    "moved_known", "optimal_moves_known", "known_rows", "unowned", *(monitor_column(m) for m in MONITORS),
+    "monitor_failures", "ended", "run_seconds", "history_seconds", "error", "start_members", "start_partitions",
+    "protocol", "episodes",
+]
 
 
 @dataclass(frozen=True)
 class SummaryLine:
-    """Aggregates of one assignor over one scenario class (``all`` = every class)."""
+    """Aggregates of one assignor over one class of rows (``all`` = every row)."""
 
     assignor: str
-    scenario_class: str
-    groups: int
-    failing: int
-    errors: int
-    violations: dict[str, int]
+    klass: str
+    rows: int
+    histories: int
+    valid_pct: float | None
     balanced_pct: float | None
-    balanced_global_pct: float | None
-    stickiness_mean: float | None
+    stickiness_p50: float | None
     stickiness_p5: float | None
-    proven_pct: float | None
-    moved_mean: float | None
-    assign_ms_mean: float | None
-    assign_ms_p95: float | None
-    solve_ms_mean: float | None
+    unnecessary_per_rebalance: float | None
+    follow_ups_per_rebalance: float | None
+    moves_over_optimum: float | None
+    assign_ms_p50: float | None
+    assign_ms_p99: float | None
+    failing: int
+    unexpected: int
+    errors: int
+    monitor_failures: int
+    violations: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "assignor": self.assignor,
-            "class": self.scenario_class,
-            "groups": self.groups,
-            "failing": self.failing,
-            "errors": self.errors,
-            "violations": dict(self.violations),
-            "balanced_pct": self.balanced_pct,
-            "balanced_global_pct": self.balanced_global_pct,
-            "stickiness_mean": self.stickiness_mean,
-            "stickiness_p5": self.stickiness_p5,
-            "proven_pct": self.proven_pct,
-            "moved_mean": self.moved_mean,
-            "assign_ms_mean": self.assign_ms_mean,
-            "assign_ms_p95": self.assign_ms_p95,
-            "solve_ms_mean": self.solve_ms_mean,
-        }
+        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass(frozen=True)
 class Summary:
-    """Every line of a sweep's summary, assignors sorted, ``all`` first within an assignor."""
+    """Every line, assignors sorted, the ``all`` line first within an assignor."""
 
     out: Path
     rows: int
+    histories: int
+    by: str | None
     lines: tuple[SummaryLine, ...]
 
+    def overall(self) -> tuple[SummaryLine, ...]:
+        return tuple(line for line in self.lines if line.klass == ALL)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"out": str(self.out), "rows": self.rows, "lines": [line.to_dict() for line in self.lines]}
+        return {"out": str(self.out), "rows": self.rows, "histories": self.histories, "by": self.by,
+                "lines": [line.to_dict() for line in self.lines]}
 
 
-def load_frame(out: Path | str, columns: list[str] | None = None, *, include_skipped: bool = False) -> Any:
-    """The graded rows of a sweep as a pandas DataFrame (default: every column but the scenario texts).
+def cause_of(event: Any, follow_up: Any = False) -> str:
+    """The kind of event behind a rebalance, its members, topics and counts left out (``c3 joins (t0)`` -> ``joins``)."""
+    if follow_up is True:
+        return "follow-up"
+    if not isinstance(event, str) or not event:
+        return "?"
+    text = re.sub(r"\(.*", "", event)
+    text = re.sub(r"\b[ct]\d+\b|\d+", " ", text)
+    words = [w for w in text.replace(",", " ").split() if w not in ("of", "to", "the")]
+    return " ".join(words[:3]) or "start"
 
-    Rows marked ``skipped`` (pairs Kafka never runs, R36) are left out unless asked for.
-    """
+
+def load_frames(out: Path | str) -> tuple[Any, Any]:
+    """(rebalance rows, history rows) of a sweep as pandas DataFrames, without the scenario texts."""
     import pyarrow.dataset as ds
 
-    wanted = list(columns or FRAME_COLUMNS)
-    table = read_table(SweepDir(Path(out)).grades, wanted, filter=None if include_skipped else ds.field("skipped").is_null())
-    return table.to_pandas()
+    grades = SweepDir(Path(out)).grades
+    rebalances = read_table(grades, REBALANCE_FRAME, filter=ds.field("kind") == REBALANCE).to_pandas()
+    histories = read_table(grades, HISTORY_FRAME, filter=ds.field("kind") == HISTORY).to_pandas()
+    rebalances["cause"] = [cause_of(e, f) for e, f in zip(rebalances["event"], rebalances["follow_up"])]
+    return rebalances, histories
 
 
-def _pct(series: Any) -> float | None:
-    known = series.dropna()
-    if known.empty:
-        return None
-    return round(100.0 * float(known.astype(bool).mean()), 2)
-
-
-def _mean(series: Any, scale: float = 1.0) -> float | None:
-    known = series.dropna()
-    return None if known.empty else round(float(known.mean()) * scale, 4)
+def _pct(mask: Any, among: Any) -> float | None:
+    n = int(among.sum())
+    return None if n == 0 else round(100.0 * float((mask & among).sum()) / n, 2)
 
 
 def _quantile(series: Any, q: float, scale: float = 1.0) -> float | None:
@@ -121,42 +122,66 @@ def _quantile(series: Any, q: float, scale: float = 1.0) -> float | None:
     return None if known.empty else round(float(known.quantile(q)) * scale, 4)
 
 
-def _line(assignor: str, klass: str, frame: Any) -> SummaryLine:
-    failing = (frame["valid"] == False) | frame["error"].notna()  # noqa: E712 - pandas element-wise
-    violations = {name: int((frame[name] == True).sum()) for name in INVARIANTS}  # noqa: E712
+def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
+    graded = frame[frame["valid"].notna()]
+    valid = graded["valid"] == True  # noqa: E712 - pandas element-wise
+    ok = graded[valid]
+    balanced = graded["contract_balanced"]
+    known = graded[graded["optimal_moves"].notna() & graded["moved"].notna()]
+    optimum = float(known["optimal_moves"].sum())
+    follow = frame["follow_up"] == True  # noqa: E712
+    started = int((frame["follow_up"] == False).sum())  # noqa: E712
+    failing = (frame["valid"] == False) | (frame["valid"].isna() & frame["error"].notna())  # noqa: E712
+    monitor_failed = (histories[[monitor_column(m) for m in MONITORS]] == False).any(axis=1)  # noqa: E712
     return SummaryLine(
         assignor=assignor,
-        scenario_class=klass,
-        groups=int(len(frame)),
+        klass=klass,
+        rows=int(len(graded)),
+        histories=int(len(histories)),
+        valid_pct=_pct(valid, graded["valid"].notna()),
+        balanced_pct=_pct(balanced == True, balanced.notna()),  # noqa: E712
+        stickiness_p50=_quantile(ok["stickiness"], 0.5),
+        stickiness_p5=_quantile(ok["stickiness"], 0.05),
+        unnecessary_per_rebalance=None if ok["unnecessary"].dropna().empty else round(float(ok["unnecessary"].dropna().mean()), 4),
+        follow_ups_per_rebalance=None if started == 0 else round(float(follow.sum()) / started, 4),
+        moves_over_optimum=None if optimum <= 0 else round(float(known["moved"].sum()) / optimum, 4),
+        assign_ms_p50=_quantile(frame["assign_seconds"], 0.5, 1000.0),
+        assign_ms_p99=_quantile(frame["assign_seconds"], 0.99, 1000.0),
         failing=int(failing.sum()),
-        errors=int(frame["error"].notna().sum()),
-        violations=violations,
-        balanced_pct=_pct(frame["balanced_kafka"]),
-        balanced_global_pct=_pct(frame["balanced_global"]),
-        stickiness_mean=_mean(frame["stickiness"]),
-        stickiness_p5=_quantile(frame["stickiness"], 0.05),
-        proven_pct=_pct(frame["proven"]),
-        moved_mean=_mean(frame["moved"]),
-        assign_ms_mean=_mean(frame["assign_seconds"], 1000.0),
-        assign_ms_p95=_quantile(frame["assign_seconds"], 0.95, 1000.0),
-        solve_ms_mean=_mean(frame["solve_seconds"], 1000.0),
+        # a crashed grading or history run has no cause a rule could name: unexpected too
+        unexpected=int(frame["unexpected"].notna().sum() + (frame["valid"].isna() & frame["error"].notna()).sum()
+                       + histories["error"].notna().sum()),
+        errors=int((frame["valid"].isna() & frame["error"].notna()).sum()),
+        monitor_failures=int(monitor_failed.sum()),
+        violations={name: int((frame[name] == True).sum()) for name in INVARIANTS},  # noqa: E712
     )
 
 
-def summarize_frame(out: Path, frame: Any) -> Summary:
+def summarize_frame(out: Path, rebalances: Any, histories: Any, *, by: str | None = None) -> Summary:
+    """The summary of the given frames (``load_frames``), with per-class lines when ``by`` names a class."""
+    if by is not None and by not in CLASSES:
+        from ..errors import SweepError
+
+        raise SweepError(f"--by {by!r}: expected one of {', '.join(CLASSES)}")
+    frame = rebalances[rebalances["skipped"].isna()]
     lines: list[SummaryLine] = []
-    if len(frame):
-        classes = frame["subscription"].fillna("?")
-        for assignor in sorted(frame["assignor"].unique()):
-            mine = frame[frame["assignor"] == assignor]
-            lines.append(_line(assignor, ALL, mine))
-            mine_classes = classes[frame["assignor"] == assignor]
-            for klass in sorted(mine_classes.unique()):
-                lines.append(_line(assignor, klass, mine[mine_classes == klass]))
-    return Summary(out=out, rows=int(len(frame)), lines=tuple(lines))
+    names = sorted(set(frame["assignor"].unique()) | set(histories["assignor"].unique()))
+    for assignor in names:
+        mine = frame[frame["assignor"] == assignor]
+        hist = histories[histories["assignor"] == assignor]
+        lines.append(_line(assignor, ALL, mine, hist))
+        if by is None:
+            continue
+        values = mine[by].fillna("?").astype(str)
+        hvalues = hist[by].fillna("?").astype(str) if by in hist else None
+        for value in sorted(values.unique()):
+            hmine = hist[hvalues == value] if hvalues is not None else hist.iloc[0:0]
+            lines.append(_line(assignor, value, mine[values == value], hmine))
+    return Summary(out=out, rows=int(frame["valid"].notna().sum()), histories=int(len(histories)), by=by, lines=tuple(lines))
 
 
-def summarize(out: Path | str) -> Summary:
+def summarize(out: Path | str, *, by: str | None = None) -> Summary:
     """Summarize every row in ``out/grades``."""
     out = Path(out)
-    return summarize_frame(out, load_frame(out))
+    rebalances, histories = load_frames(out)
+    return summarize_frame(out, rebalances, histories, by=by)
