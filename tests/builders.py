@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union
 
-from stickyproof.model import SCENARIO_FORMAT, Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict
+from stickyproof.model import SCENARIO_FORMAT, Assignment, Member, Scenario, Topic, TopicPartition, scenario_from_dict, topics_from_dict
 
 if TYPE_CHECKING:
     from stickyproof.assignors.base import GroupSubscription
@@ -142,7 +142,7 @@ def _topic(name: str, spec: TopicSpec) -> Topic:
     if isinstance(spec, int):
         return Topic(name, spec)
     if isinstance(spec, Mapping):
-        return group({name: spec}, []).topics[0]
+        return topics_from_dict({name: dict(spec)})[0]
     return Topic(name, len(spec), tuple(tuple(r) for r in spec))
 
 
