@@ -364,19 +364,19 @@ def test_failover_without_state_keeps_unique_top_generation_safe_and_bounded_sea
 # links to the code: the KAFKA-7026 counterexample replayed by the real simulator
 
 
-def _exported_trace(key: str, depth: int):
+def _exported_trace(key: str, depth: int, prop: str = "no-double-consumption", choice: str = "keep_with_trusted_choice"):
     """The shortest counterexample of ``key`` under the simulator's scheduling discipline, with the
     leader's choice fixed to what the simulator's assignor answers (export.py)."""
     engine = _module("protocol.engine")
     export = _module("protocol.export")
     stmts = _module("protocol.statements")
     logic = _module("logic")
+    chosen = getattr(export, choice)
 
     def restrict(u, k):
-        return logic.AND(export.simulator_discipline(u, k), export.joins_in_index_order(u, k),
-                         export.keep_with_trusted_choice(u, k))
+        return logic.AND(export.simulator_discipline(u, k), export.joins_in_index_order(u, k), chosen(u, k))
 
-    r = engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, "no-double-consumption", depth, restrict=restrict)
+    r = engine.bmc(stmts.VARIANTS[key], stmts.SEARCH_SIZES, prop, depth, restrict=restrict, minimal=True)
     assert r.violated and r.trace is not None
     return export, r.trace
 
@@ -393,29 +393,94 @@ def _simulate(tmp_path, doc, *flags: str) -> tuple[int, dict]:
     return code, json.loads(out.getvalue())
 
 
-@pytest.mark.parametrize("statement, key, assignor, mechanism", [
-    ("protocol.eager.kafka-7026", "kafka-7026", "sticky@2.2",
+def _with_assignor(doc: dict, assignor: str) -> dict:
+    members = [{**m, "assignors": [assignor]} for m in doc["scenario"]["members"]]
+    return {**doc, "assignor": assignor, "scenario": {**doc["scenario"], "members": members}}
+
+
+def _doubled_ticks(result: dict) -> list[int]:
+    """Ticks at which two members are STABLE in one generation and both own t-0: the leader handed it to both."""
+    out = []
+    for step in result["steps"]:
+        holders = [m for m in step["members"] if m["state"] == "STABLE" and 0 in m["owned"].get("t", [])]
+        if len(holders) >= 2 and len({m["generation"] for m in holders}) == 1:
+            out.append(step["tick"])
+    return out
+
+
+#: (statement, model key, property searched, simulator assignor, switches off, the fix to replay, mechanism)
+#: The fix is what makes the same events safe: today's assignor, or (KAFKA-12983) today's client.
+EXPORTS = [
+    ("protocol.eager.kafka-7026", "kafka-7026", "no-double-consumption", "sticky@2.2", [], {"assignor": "sticky"},
      "sticky 2.2 trusts every claim: a member expelled while paused rejoins claiming its old partition "
      "and keeps it beside its new owner (KAFKA-7026)"),
-    ("protocol.failover.top-generation", "failover-top", "sticky@2.6",
+    ("protocol.failover.top-generation", "failover-top", "no-double-consumption", "sticky@2.6", [], {"assignor": "sticky"},
      "after a fail-over without group state generations restart: a member paused through it claims its "
      "partition at generation 1 of the old epoch, its new owner at generation 1 of the new one; sticky 2.6 "
      "trusts both top-generation claims"),
-])
+    ("protocol.cooperative.kafka-12983", "kafka-12983", "no-double-consumption", "cooperative-sticky",
+     ["join-prepare-after-reset"], {"without": []},
+     "a pre-3.0 client stalled in its join prepare is expelled; its reset skips onJoinPrepare, so it keeps "
+     "consuming its old partition, now its successor's, while it rejoins (KAFKA-12983)"),
+    ("protocol.cooperative.kafka-12984", "kafka-12984", "assignment-unique", "cooperative-sticky@2.6",
+     ["join-prepare-after-reset"], {"assignor": "cooperative-sticky"},
+     "that client rejoins still claiming its old partition; cooperative-sticky 2.6 (no generation in its user "
+     "data, duplicates undetected) leaves the partition with both claimants (KAFKA-12984)"),
+]
+
+
+@pytest.mark.parametrize("statement, key, prop, assignor, without, fix, mechanism", EXPORTS,
+                         ids=[e[0] for e in EXPORTS])
 def test_counterexample_exported_as_events_makes_the_simulator_report_double_consumption(
-        tmp_path, statement, key, assignor, mechanism):
+        tmp_path, statement, key, prop, assignor, without, fix, mechanism):
     promised = read_promises(PROOFS)[statement].length
-    export, trace = _exported_trace(key, promised + 1)
+    export, trace = _exported_trace(key, promised + 1, prop)
     assert trace.length >= promised  # the simulator's discipline only restricts the model: never shorter
     doc = export.simulation_document(trace, name=f"{key}-from-proof", mechanism=mechanism)
-    assert doc["assignor"] == assignor and doc["events"], doc
+    assert doc["assignor"] == assignor and doc["events"] and doc.get("without", []) == without, doc
     code, result = _simulate(tmp_path, doc)
     monitors = {m["monitor"]: m for m in result["monitors"]}
     assert code == 1 and not monitors["no-double-consumption"]["ok"], doc["events"]
     assert monitors["no-double-consumption"]["first"]["witness"]["partition"] == "t-0"
-    # the same schedule with today's sticky (unique top generation) is safe: the export is the bug, not the layout
-    code, result = _simulate(tmp_path, {**doc, "assignor": "sticky"}, "--assignor", "sticky")
-    assert code == 0 and all(m["ok"] for m in result["monitors"])
+    if prop == "assignment-unique":  # the leader itself handed t-0 to both (not only a stale owner consuming it)
+        assert _doubled_ticks(result), result["steps"]
+    # the same events with the fix are safe: the export is the bug, not the layout
+    fixed = _with_assignor(doc, fix["assignor"]) if "assignor" in fix else dict(doc)
+    if "without" in fix:
+        fixed.pop("without", None)
+    flags = ("--assignor", fix["assignor"]) if "assignor" in fix else ()
+    code, result = _simulate(tmp_path, fixed, *flags)
+    if prop == "assignment-unique":  # the client bug alone still double-consumes (KAFKA-12983); nobody is doubled
+        assert not _doubled_ticks(result), result["steps"]
+    else:
+        assert code == 0 and all(m["ok"] for m in result["monitors"]), result["monitors"]
+
+
+def test_one_round_export_with_a_user_assignor_that_moves_claimed_partitions(tmp_path):
+    """No bundled assignor breaks the two-round rule: ``tests/proof_assignors.py: rotate_claimed`` does,
+    and the model's choice is fixed to its answers. The old owner is named before the leader, so it
+    sent its SyncGroup before the leader assigned and learns it lost the partition a tick after the
+    leader started consuming it (the simulator's members act in name order within a tick)."""
+    promised = read_promises(PROOFS)["protocol.cooperative.one-round"].length
+    export, trace = _exported_trace("one-round", promised + 8, choice="rotate_claimed_choice")
+    assert trace.length >= promised
+    user = "tests.proof_assignors:rotate_claimed"
+    names = ["c2", "c1"]  # model member 0 (the first to join, the leader) is c2; the later joiner c1 acts first
+    doc = export.simulation_document(trace, name="one-round-from-proof", assignor=user, names=names,
+                                     mechanism="a cooperative assignor moves a claimed partition in one round: "
+                                               "the leader consumes it while its owner has not yet revoked it")
+    assert doc["without"] == ["cooperative-validation"]
+    code, result = _simulate(tmp_path, doc)
+    monitors = {m["monitor"]: m for m in result["monitors"]}
+    assert code == 1 and not monitors["no-double-consumption"]["ok"], result["monitors"]
+    # with the client's validation (R39) the leader refuses the assignment: no double consumption (a rebalance loop)
+    code, result = _simulate(tmp_path, {k: v for k, v in doc.items() if k != "without"})
+    monitors = {m["monitor"]: m for m in result["monitors"]}
+    assert monitors["no-double-consumption"]["ok"] and not monitors["no-rebalance-loop"]["ok"]
+    # with today's cooperative-sticky (two rounds) the same events are safe
+    code, result = _simulate(tmp_path, _with_assignor({k: v for k, v in doc.items() if k != "without"}, "cooperative-sticky"),
+                             "--assignor", "cooperative-sticky")
+    assert code == 0 and all(m["ok"] for m in result["monitors"]), result["monitors"]
 
 
 def test_kafka_7026_export_has_the_proofs_own_length():

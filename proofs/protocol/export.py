@@ -17,9 +17,9 @@ restarts, coordinator fail-overs. Exporting a trace therefore means two things:
    itself. Steps of the world that follow a completed rebalance are placed after the group settles
    (``SETTLE`` ticks later); steps within one rebalance, one tick apart.
 
-The assignor is chosen by the variant's switches (``ASSIGNORS``): an assignor whose real behaviour
+The assignor is chosen by the variant's switches (``default_assignor``): an assignor whose real behaviour
 makes the choice the contract allowed. Whether the laid-out file really trips the simulator's
-monitor is checked by ``tests/test_proofs.py`` (KAFKA-7026 and the fail-over finding), not assumed here.
+monitor is checked by ``tests/test_proofs.py`` (every counterexample of the table), not assumed here.
 """
 
 from __future__ import annotations
@@ -45,8 +45,11 @@ def default_assignor(variant: Variant) -> tuple[str | None, tuple[str, ...]]:
     """The simulator assignor and ``--without`` switches that realise ``variant`` (None: the caller must give one).
 
     eager: ``all`` = sticky 2.2 (no generation, KAFKA-7026), ``top`` = sticky 2.6 (highest generation only),
-    ``unique`` = today's sticky. cooperative: ``all`` = cooperative-sticky 2.4, otherwise today's
-    cooperative-sticky; one round needs a user assignor that moves claimed partitions at once.
+    ``unique`` = today's sticky. cooperative: ``all`` = cooperative-sticky 2.6 (no generation in its user
+    data, so every claim counts, and 2.6-2.8 did not detect duplicate claims: both claimants keep the
+    partition, KAFKA-12984, KAFKA_SEMANTICS §1.3; 2.4's resolution keeps only the last claimant in map
+    order, so it never doubles one partition), otherwise today's cooperative-sticky. One round needs a
+    user assignor that moves claimed partitions at once (``tests/proof_assignors.py: rotate_claimed``).
     """
     without: list[str] = []
     if variant.reset_bug:
@@ -56,7 +59,7 @@ def default_assignor(variant: Variant) -> tuple[str | None, tuple[str, ...]]:
     if variant.rounds == 1:
         without.append("cooperative-validation")
         return None, tuple(without)
-    return ("cooperative-sticky@2.4" if variant.trust == "all" else "cooperative-sticky"), tuple(without)
+    return ("cooperative-sticky@2.6" if variant.trust == "all" else "cooperative-sticky"), tuple(without)
 
 
 #: After these steps a member sends its next JoinGroup in the same turn (``joinGroupIfNeeded`` loops).
@@ -99,8 +102,8 @@ def joins_in_index_order(u: Unrolling, k: int) -> Any:
 def rotate_claimed_choice(u: Unrolling, k: int) -> Any:
     """The leader's choice fixed to what a "rotate claimed" user assignor answers (one partition): a
     claimed partition goes to the next known member after its claimant in index order, an unclaimed
-    one to the first known member. For exporting the one-round counterexample (that export and its
-    user assignor are not wired into the tests yet)."""
+    one to the first known member. For exporting the one-round counterexample: the user assignor
+    ``tests/proof_assignors.py: rotate_claimed`` answers the same."""
     v, s, c = u.v, u.states[k], u.choices[k]
     assert v.sizes["P"] == 1, "rotate_claimed_choice models one partition"
     members = list(v.elems("M"))
