@@ -277,3 +277,30 @@ def test_historical_variants_reproduce_their_incidents_in_drawn_histories():
     # today's assignors with today's clients do neither on the same lives
     for assignor in ("sticky", "cooperative-sticky"):
         assert found[(assignor, "double consumption")] == 0 and found[(assignor, "assigned twice")] == 0
+
+
+# ------------------------------------------------------------------------------------------
+# An assignor without eager support (R36)
+
+
+def test_a_cooperative_only_assignor_lives_the_history_without_eager_pins_or_v0_clients():
+    # found by a history sweep of kafka-python:cooperative-sticky (cooperative only): the drawn
+    # KIP-429 upgrade pinned its members eager at v0, a configuration its clients refuse, and every
+    # rebalance failed into a rebalance loop. Such clients start cooperative at v1.
+    history = draw_history(0, 1, scale="small")
+    assert any(e.get("protocol") in ("eager", "compatible") or e.get("version") == 0 for e in history.events)
+    adapted = history.for_protocols(("cooperative",))
+    assert not any(e.get("protocol") in ("eager", "compatible") or e.get("version") == 0 for e in adapted.events)
+    assert [(e["at"], e["event"]) for e in adapted.events] == [(e["at"], e["event"]) for e in history.events]
+    assert history.for_protocols(("cooperative", "eager")) is history
+
+
+def test_kafka_pythons_cooperative_sticky_runs_drawn_histories_without_a_rebalance_loop():
+    from stickyproof.peers import kafka_python
+
+    if kafka_python.kafka_python_version() is None:
+        pytest.skip("kafka-python is not installed (pip install 'stickyproof[peers]')")
+    for i in range(4):
+        run = run_history(draw_history(0, i, scale="small"), "kafka-python:cooperative-sticky")
+        assert "loop" not in (run.ended or ""), (i, run.ended)
+        assert run.rebalances and all(r.error is None for r in run.rebalances), i

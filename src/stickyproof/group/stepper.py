@@ -103,6 +103,7 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
     if get_assignor(info.name).name != info.name:  # pragma: no cover - the registry returns what it is asked for
         raise ValueError(info.name)
     switched = client_era(info.variant) if without is None else check_features(without)
+    history = history.for_protocols(info.protocols)  # an assignor without eager support has no eager clients (R36)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     machine = Stepper if engine == "stepper" else Simulation

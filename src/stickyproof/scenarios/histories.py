@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from ..errors import InvalidScenario
@@ -111,6 +111,25 @@ class History:
     def partitions(self) -> int:
         """Partitions in the cluster at the start."""
         return sum(t.partitions for t in self.scenario.topics)
+
+    def for_protocols(self, protocols: Iterable[str]) -> "History":
+        """This life as clients whose assignor supports only ``protocols`` live it (R36). A client
+        cannot run an assignor without eager support eagerly, nor at v0 (no ``ownedPartitions``):
+        kafka-python's cooperative-sticky is such an assignor. So, for one, the eager and
+        compatible pins are dropped (those members run cooperative from the start: there is no
+        KIP-429 upgrade to make) and v0 members start at v1; every other event is unchanged."""
+        if "eager" in set(protocols):
+            return self
+
+        def adapt(event: Mapping[str, Any]) -> Mapping[str, Any]:
+            out = dict(event)
+            if out.get("protocol") in ("eager", "compatible"):
+                del out["protocol"]
+            if out.get("version") == 0:
+                out["version"] = 1
+            return out
+
+        return replace(self, events=tuple(adapt(e) for e in self.events))
 
     def document(self, assignor: str | None = None, without: Iterable[str] = ()) -> dict[str, Any]:
         """The ``stickyproof.simulation/1`` document that replays this history (``stickyproof simulate``)
