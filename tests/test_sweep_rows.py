@@ -362,3 +362,17 @@ def test_report_fits_1400_px_in_headless_chromium(tmp_path):
                         {"source": "histories"})
     result = check_report.check(path, 1400, browser)
     assert result["scrollWidth"] <= 1400 and result["offenders"] == [], result
+
+
+def test_summary_lines_show_long_assignor_names_whole_within_120_columns(tmp_path):
+    from stickyproof.sweep.console import summary_lines
+    from stickyproof.sweep.summary import Summary, SummaryLine
+
+    def line(name: str) -> SummaryLine:
+        return SummaryLine(name, "all", 10, 1, 100.0, 100.0, 1.0, 0.5, 0.0, 0.0, 1.0, 0.1, 1.0, 0, 0, 0, 0)
+
+    names = ["range", "kafka-python:cooperative-sticky", "kafka-python:cooperative-sticky+java-and-more"]
+    printed = summary_lines(Summary(tmp_path, 30, 1, None, tuple(line(n) for n in names)))
+    assert all(len(p) <= 120 for p in printed)
+    assert printed[2].startswith("kafka-python:cooperative-sticky ")
+    assert printed[3].startswith("kafka-python:cooperative-sticky+j…")

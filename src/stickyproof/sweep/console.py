@@ -39,13 +39,17 @@ def progress_bar(console: Any) -> Any:
 
 def summary_lines(summary: Summary) -> list[str]:
     """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120 columns."""
-    widths = (26, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
+    rows = [summary_cells(line) for line in summary.lines]
+    # the name column grows to the longest name (kafka-python:cooperative-sticky), up to 35 so the
+    # line stays within 120 columns; a longer name ends in an ellipsis
+    first = min(35, max([26] + [len(c[0]) + 1 for c in rows]))
+    widths = (first, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
     heads = ("assignor", "rows", "valid%", "bal%", "stk50", "stk5", "unnec/r", "fu/r", "mv/opt", "ms p50",
              "ms p99", "fail", "unexp")
     out = ["".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
-    for line in summary.lines:
-        cells = summary_cells(line)
-        cells = (cells[0][:25], cells[1], *cells[3:])
+    for cells in rows:
+        name = cells[0] if len(cells[0]) < first else cells[0][: first - 2] + "…"
+        cells = (name, cells[1], *cells[3:])
         out.append("".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     return out
 
