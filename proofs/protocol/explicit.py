@@ -215,30 +215,27 @@ def compile_model(variant: Variant, sizes: dict[str, int], drop_ghosts: bool = T
                     {k: (lambda st, f=f: f(st)[0]) for k, f in props.items()}, perms, gens)
 
 
-def _mentions(e: z3.ExprRef, c: z3.ExprRef) -> bool:
+def _subterms(e: z3.ExprRef):
+    """Every subterm of ``e`` once (Z3 terms are DAGs: a shared subterm is visited once)."""
     todo, seen = [e], set()
     while todo:
         x = todo.pop()
         if x.get_id() in seen:
             continue
         seen.add(x.get_id())
-        if x.eq(c):
-            return True
+        yield x
         todo.extend(x.children())
-    return False
+
+
+def _mentions(e: z3.ExprRef, c: z3.ExprRef) -> bool:
+    return any(x.eq(c) for x in _subterms(e))
 
 
 def _no_ghost(ghost_ids: set[int], exprs: list[z3.ExprRef], where: str) -> None:
     for e in exprs:
-        todo, seen = [e], set()
-        while todo:
-            x = todo.pop()
-            if x.get_id() in seen:
-                continue
-            seen.add(x.get_id())
+        for x in _subterms(e):
             if x.get_id() in ghost_ids:
                 raise ValueError(f"explicit search: {where} reads a ghost variable ({x}); it cannot be dropped")
-            todo.extend(x.children())
 
 
 def _perm(slots, pos, sigma: tuple[int, ...]) -> tuple[int, ...]:
