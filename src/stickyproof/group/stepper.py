@@ -98,6 +98,8 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
     historical variant runs with the clients it shipped with (``cooperative-sticky@2.4`` with pre-3.0
     clients that keep stale owned partitions after a reset, KAFKA-12983); pass ``()`` for today's client.
     An ``AssignorInfo`` must be one ``get_assignor`` finds by its name (built-in or ``module:callable``).
+    An assignor without eager support runs the history as its clients can (``History.for_protocols``:
+    no eager pins, no v0 clients; R36); the run's ``document`` is that history.
     """
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
     if get_assignor(info.name).name != info.name:  # pragma: no cover - the registry returns what it is asked for
