@@ -40,15 +40,22 @@ def _state_consts(state: ConcreteState) -> list[z3.ExprRef]:
     return list(state.consts.values())
 
 
-def spacer_invariant(variant: Variant, sizes: dict[str, int], prop: str = "no-double-consumption",
-                     timeout_ms: int = 600000) -> SpacerResult:
-    start = time.perf_counter()
+def _step(variant: Variant, sizes: dict[str, int]):
+    """The concrete view at ``sizes``, the model, the pre- and post-states, the choices, and one
+    transition's constraints and selector: what the query and its re-check both pose."""
     v = Concrete(sizes)
     model = ProtocolModel(variant)
     s = ConcreteState(v, STATE, "s")
     t = ConcreteState(v, STATE, "t")
     choice = ChoiceState(v, CHOICES, "c")
     cons, sel, _ = transition(model, v, s, t, "", choice)
+    return v, model, s, t, choice, cons, sel
+
+
+def spacer_invariant(variant: Variant, sizes: dict[str, int], prop: str = "no-double-consumption",
+                     timeout_ms: int = 600000) -> SpacerResult:
+    start = time.perf_counter()
+    v, model, s, t, choice, cons, sel = _step(variant, sizes)
     xs, ys = _state_consts(s), _state_consts(t)
     extra = [sel] + list(choice.inner.consts.values())  # type: ignore[attr-defined]
     inv = z3.Function("Inv", *[x.sort() for x in xs], z3.BoolSort())
@@ -74,12 +81,7 @@ def spacer_invariant(variant: Variant, sizes: dict[str, int], prop: str = "no-do
 
 def recheck_certificate(variant: Variant, sizes: dict[str, int], certificate: str, prop: str = "no-double-consumption") -> bool:
     """Parse the exported invariant and check, with fresh solvers: init => Inv, Inv & T => Inv', Inv => safe."""
-    v = Concrete(sizes)
-    model = ProtocolModel(variant)
-    s = ConcreteState(v, STATE, "s")
-    t = ConcreteState(v, STATE, "t")
-    choice = ChoiceState(v, CHOICES, "c")
-    cons, _, _ = transition(model, v, s, t, "", choice)
+    v, model, s, t, _, cons, _ = _step(variant, sizes)
     parsed = z3.parse_smt2_string(certificate)
     inv_s = z3.And(*parsed)
     renaming = [(x, y) for x, y in zip(_state_consts(s), _state_consts(t))]
