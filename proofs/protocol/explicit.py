@@ -113,6 +113,11 @@ class Compiled:
     props: dict[str, Callable[[tuple], bool]]
     perms: tuple[tuple[int, ...], ...]
     gens: tuple[int, ...] = ()  # positions of the generation variables, pG last (empty: no compression)
+    #: The Z3 terms the functions were translated from (``vector.py`` translates them again, for arrays):
+    #: per step (guard, one output per slot), per property its term, and the state constants' positions.
+    terms: tuple[tuple[z3.ExprRef, tuple[z3.ExprRef, ...]], ...] = ()
+    prop_terms: tuple[tuple[str, z3.ExprRef], ...] = ()
+    slot_of: tuple[tuple[int, int], ...] = ()
 
     def successors(self, s: tuple) -> Iterator[tuple[str, tuple[int, ...], tuple]]:
         for name, args, f in self.steps:
@@ -182,7 +187,7 @@ def compile_model(variant: Variant, sizes: dict[str, int], drop_ghosts: bool = T
     ghost_ids = {c.get_id() for (n, _), c in s.consts.items() if n not in {var.name for var in kept}}
     emit = _Emitter(slot_of)
     choice_consts = list(choice.inner.consts.values())
-    steps = []
+    steps, terms = [], []
     for a in model.actions:
         for args in v.tuples(a.params):
             e = model.effect(a, v, s, args, choice)
@@ -201,18 +206,21 @@ def compile_model(variant: Variant, sizes: dict[str, int], drop_ghosts: bool = T
                     continue
                 o = [z3.substitute(x, *sub) if sub else x for x in outs]
                 steps.append((a.name, tuple(args), _function(emit, g, o)))
-    props = {}
+                terms.append((g, tuple(o)))
+    props, prop_terms = {}, []
     for prop in model.PROPERTIES:
         p = to_z3(model.prop(prop)(v, s))
         _no_ghost(ghost_ids, [p], prop)
         props[prop] = _function(emit, z3.BoolVal(True), [p])
+        prop_terms.append((prop, p))
     init = tuple(next(var.init for var in STATE if var.name == n) for n, _ in slots)
     perms = tuple(_perm(slots, pos, sigma) for sigma in itertools.permutations(range(sizes["M"])))
     gens: tuple[int, ...] = ()
     if variant.failover == "persisted" and compress:
         gens = tuple(i for i, (n, _) in enumerate(slots) if n in GENERATIONS) + (pos[("pG", ())],)
     return Compiled(variant, dict(sizes), slots, init, tuple(steps),
-                    {k: (lambda st, f=f: f(st)[0]) for k, f in props.items()}, perms, gens)
+                    {k: (lambda st, f=f: f(st)[0]) for k, f in props.items()}, perms, gens,
+                    tuple(terms), tuple(prop_terms), tuple(slot_of.items()))
 
 
 def _subterms(e: z3.ExprRef):
