@@ -20,9 +20,16 @@ __all__ = ["add_prove", "run_prove", "render_table"]
 def _progress_printer(total: int) -> Any:
     done = [0]
 
+    live = sys.stderr.isatty()  # on a terminal, say which statement runs (a --deep one takes minutes)
+
     def progress(name: str, record: Any) -> None:
         if record is None:
+            if live:
+                sys.stderr.write(f"[{done[0] + 1:>2}/{total}] {name}: running ...")
+                sys.stderr.flush()
             return
+        if live:
+            sys.stderr.write("\r\033[K")
         done[0] += 1
         verdict = record.verdict + (f" ({record.length} steps)" if record.length is not None else "")
         flag = "" if record.ok else f"  DIFFERS from the promise: {record.promised}"
