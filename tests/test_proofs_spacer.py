@@ -9,6 +9,7 @@ Spacer is given is not vacuous.
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,23 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def found(spacer, model):
-    """Spacer on the cooperative theorem at 2 x 1 (about 15 s here)."""
-    variant = model.Variant("cooperative", "top", failover="persisted")
-    return variant, spacer.spacer_invariant(variant, SIZES, timeout_ms=120_000)
+def found(model, tmp_path_factory):
+    """The deep statement ``protocol.spacer.cooperative`` run once (about 6-15 s here): its outcome,
+    and the certificate it wrote to $STICKYPROOF_CERTIFICATES."""
+    statements = _module("protocol.spacer_statements")
+    where = tmp_path_factory.mktemp("certificates")
+    stmt = next(s for s in statements.SPACER_STATEMENTS if s.name == "protocol.spacer.cooperative")
+    saved = os.environ.get(statements.CERTIFICATES_ENV)
+    os.environ[statements.CERTIFICATES_ENV] = str(where)
+    try:
+        outcome = stmt.run(True, None)
+    finally:
+        if saved is None:
+            del os.environ[statements.CERTIFICATES_ENV]
+        else:
+            os.environ[statements.CERTIFICATES_ENV] = saved
+    certificate = (where / "protocol.spacer.cooperative.smt2").read_text(encoding="utf-8")
+    return statements.SPACER_VARIANTS["cooperative"], outcome, certificate
 
 
 def _decls(certificate: str) -> str:
@@ -52,19 +66,33 @@ def _clauses(certificate: str) -> list[z3.BoolRef]:
     return flat(z3.And(*z3.parse_smt2_string(certificate)))
 
 
-def test_spacer_finds_a_certificate_that_rechecks(found, spacer):
-    variant, r = found
-    assert r.answer == "safe" and r.rechecked
-    assert r.certificate is not None and r.size == len(r.certificate) > 0
-    assert spacer.recheck_certificate(variant, SIZES, r.certificate)
+def test_spacer_statement_proves_the_cooperative_theorem_with_a_certificate_that_rechecks(found, spacer):
+    variant, outcome, certificate = found
+    assert outcome.verdict == "proved", outcome
+    assert outcome.bound == "2 members x 1 partition, every run length (Spacer invariant, re-checked)"
+    assert outcome.detail["rechecked"] and outcome.detail["certificate_chars"] == len(certificate)
+    assert outcome.detail["certificate_sha256"] == spacer.certificate_digest(certificate)
+    assert variant == _module("protocol.statements").VARIANTS["cooperative"]
+    assert spacer.recheck_certificate(variant, SIZES, certificate)
+    # exported over the model's own state constants (the relative generations are mapped back)
+    assert "d.s." not in certificate and "(declare-const s.G Int)" in certificate
+
+
+def test_spacer_statements_are_deep_only(found):
+    statements = _module("protocol.spacer_statements")
+    assert [s.name for s in statements.SPACER_STATEMENTS] == [
+        "protocol.spacer.cooperative", "protocol.spacer.cooperative.trust-all",
+        "protocol.spacer.failover.cooperative", "protocol.spacer.failover.unique-generation",
+        "protocol.spacer.eager.no-failover"]
+    assert all(s.deep_only for s in statements.SPACER_STATEMENTS)
 
 
 def test_recheck_rejects_true_and_the_invariant_minus_a_needed_clause(found, spacer):
-    variant, r = found
-    decls = _decls(r.certificate)
+    variant, _, certificate = found
+    decls = _decls(certificate)
     assert not spacer.recheck_certificate(variant, SIZES, decls + "(assert true)\n")
     # the property alone is not inductive either
-    clauses = _clauses(r.certificate)
+    clauses = _clauses(certificate)
     rejected = 0
     for i in range(len(clauses)):
         weaker = z3.And(*[c for j, c in enumerate(clauses) if j != i])
@@ -75,15 +103,15 @@ def test_recheck_rejects_true_and_the_invariant_minus_a_needed_clause(found, spa
 
 
 def test_recheck_rejects_the_certificate_against_a_broken_variant(found, spacer, model):
-    _, r = found
+    _, _, certificate = found
     assert not spacer.recheck_certificate(model.Variant("cooperative", "top", rounds=1, failover="persisted"),
-                                          SIZES, r.certificate)
+                                          SIZES, certificate)
 
 
 def test_recheck_rejects_an_invariant_that_excludes_the_initial_state(found, spacer):
-    variant, r = found
-    decls = _decls(r.certificate)
-    body = z3.And(*_clauses(r.certificate), z3.Int("s.G") >= 1)
+    variant, _, certificate = found
+    decls = _decls(certificate)
+    body = z3.And(*_clauses(certificate), z3.Int("s.G") >= 1)
     assert not spacer.recheck_certificate(variant, SIZES, decls + f"(assert {body.sexpr()})\n")
 
 
