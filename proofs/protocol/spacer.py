@@ -35,8 +35,8 @@ the re-check relies on:
 Exactness does not have to be taken on trust: the certificate is re-checked against the full step.
 
 **Measured** (2 x 1, this 2-core machine, the other core busy; Spacer's time varies by about 2x
-between runs of the same query): the cooperative theorem 5.6 s (certificate 5.6 k characters, 56
-clauses in one run, re-check 0.1 s), cooperative trusting every claim 7.7 s, cooperative through
+between runs of the same query): the cooperative theorem 5.6 s (certificate 5-7 k characters, e.g. 56
+clauses, re-check 0.1 s), cooperative trusting every claim 7.7 s, cooperative through
 fail-overs without state 6.9 s, eager with the unique-top-generation rule through fail-overs without
 state 2.6 s, eager without fail-over 41-99 s; the broken variants come back unsafe (one round 2-12 s,
 KAFKA-12983 17 s, fail-over with top-generation trust 54 s; KAFKA-7026's 18 steps not within 90 s).
