@@ -17,6 +17,7 @@ __all__ = ["statements", "Outcome", "Promise", "Statement", "PROVED", "COUNTEREX
 def statements() -> tuple[Statement, ...]:
     from .constrained.statements import STATEMENTS as constrained
     from .optimal.statements import STATEMENTS as optimal
+    from .protocol.spacer_statements import SPACER_STATEMENTS as spacer
     from .protocol.statements import STATEMENTS as protocol
 
-    return tuple(protocol) + tuple(constrained) + tuple(optimal)
+    return tuple(protocol) + tuple(spacer) + tuple(constrained) + tuple(optimal)
