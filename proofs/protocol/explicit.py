@@ -60,33 +60,41 @@ class _Emitter:
         self.lines: list[str] = []
         self.read: set[int] = set()
 
+    #: How each connective is written; ``vector.py`` writes the same terms over arrays by changing these.
+    TRUE, FALSE, AND, OR = "True", "False", " and ", " or "
+    NOT, IMPLIES, ITE = "(not {0})", "((not {0}) or {1})", "({1} if {0} else {2})"
+    WHERE = "explicit search"
+
+    def const(self, e: z3.ExprRef, slot: int) -> str:
+        self.read.add(slot)
+        return f"s[{slot}]"
+
     def term(self, e: z3.ExprRef) -> str:
         key = e.get_id()
         if key in self.names:
             return self.names[key]
         if z3.is_true(e):
-            return "True"
+            return self.TRUE
         if z3.is_false(e):
-            return "False"
+            return self.FALSE
         if z3.is_int_value(e):
             return str(e.as_long())
         if z3.is_const(e):
             if key not in self.slot_of:
-                raise ValueError(f"explicit search: free constant {e} (an unsubstituted choice?)")
-            self.read.add(self.slot_of[key])
-            return f"s[{self.slot_of[key]}]"
+                raise ValueError(f"{self.WHERE}: free constant {e} (an unsubstituted choice?)")
+            return self.const(e, self.slot_of[key])
         k = e.decl().kind()
         kids = [self.term(c) for c in e.children()]
         if k == z3.Z3_OP_AND:
-            code = "(" + " and ".join(kids) + ")"
+            code = "(" + self.AND.join(kids) + ")"
         elif k == z3.Z3_OP_OR:
-            code = "(" + " or ".join(kids) + ")"
+            code = "(" + self.OR.join(kids) + ")"
         elif k == z3.Z3_OP_NOT:
-            code = f"(not {kids[0]})"
+            code = self.NOT.format(*kids)
         elif k == z3.Z3_OP_IMPLIES:
-            code = f"((not {kids[0]}) or {kids[1]})"
+            code = self.IMPLIES.format(*kids)
         elif k == z3.Z3_OP_ITE:
-            code = f"({kids[1]} if {kids[0]} else {kids[2]})"
+            code = self.ITE.format(*kids)
         elif k == z3.Z3_OP_DISTINCT and len(kids) == 2:
             code = f"({kids[0]} != {kids[1]})"
         elif k == z3.Z3_OP_UMINUS:
@@ -94,7 +102,7 @@ class _Emitter:
         elif k in _BIN and (len(kids) == 2 or k == z3.Z3_OP_ADD):
             code = "(" + f" {_BIN[k]} ".join(kids) + ")"
         else:
-            raise ValueError(f"explicit search: cannot evaluate {e.decl()} in Python")
+            raise ValueError(f"{self.WHERE}: cannot evaluate {e.decl()}")
         name = f"t{len(self.names)}"
         self.names[key] = name
         self.lines.append(f"    {name} = {code}")

@@ -28,66 +28,26 @@ from typing import Any, Callable
 import numpy as np
 import z3
 
-from .explicit import GENERATIONS, GHOSTS, Compiled, SearchResult
+from .explicit import GENERATIONS, GHOSTS, Compiled, SearchResult, _Emitter
 
 __all__ = ["Vectorized", "vectorize", "search_frontiers"]
 
-_BIN = {z3.Z3_OP_EQ: "==", z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">",
-        z3.Z3_OP_ADD: "+", z3.Z3_OP_SUB: "-"}
 
-
-class _ArrayEmitter:
+class _ArrayEmitter(_Emitter):
     """Z3 terms over the state constants -> numpy statements over ``S`` (rows = variables)."""
 
-    def __init__(self, slot_of: dict[int, int]):
-        self.slot_of = slot_of
-        self.names: dict[int, str] = {}
-        self.lines: list[str] = []
+    TRUE, FALSE, AND, OR = "_T", "_F", " & ", " | "
+    NOT, IMPLIES, ITE = "(~{0})", "((~{0}) | {1})", "_where({0}, {1}, {2})"
+    WHERE = "vector search"
 
-    def term(self, e: z3.ExprRef) -> str:
-        key = e.get_id()
-        if key in self.names:
-            return self.names[key]
-        if z3.is_true(e):
-            return "_T"
-        if z3.is_false(e):
-            return "_F"
-        if z3.is_int_value(e):
-            return str(e.as_long())
-        if z3.is_const(e):
-            if key not in self.slot_of:
-                raise ValueError(f"vector search: free constant {e} (an unsubstituted choice?)")
-            row = f"S[{self.slot_of[key]}]"
-            return f"({row} != 0)" if z3.is_bool(e) else row
-        k = e.decl().kind()
-        kids = [self.term(c) for c in e.children()]
-        if k == z3.Z3_OP_AND:
-            code = "(" + " & ".join(kids) + ")"
-        elif k == z3.Z3_OP_OR:
-            code = "(" + " | ".join(kids) + ")"
-        elif k == z3.Z3_OP_NOT:
-            code = f"(~{kids[0]})"
-        elif k == z3.Z3_OP_IMPLIES:
-            code = f"((~{kids[0]}) | {kids[1]})"
-        elif k == z3.Z3_OP_ITE:
-            code = f"_where({kids[0]}, {kids[1]}, {kids[2]})"
-        elif k == z3.Z3_OP_DISTINCT and len(kids) == 2:
-            code = f"({kids[0]} != {kids[1]})"
-        elif k == z3.Z3_OP_UMINUS:
-            code = f"(-{kids[0]})"
-        elif k in _BIN and (len(kids) == 2 or k == z3.Z3_OP_ADD):
-            code = "(" + f" {_BIN[k]} ".join(kids) + ")"
-        else:
-            raise ValueError(f"vector search: cannot evaluate {e.decl()} over arrays")
-        name = f"t{len(self.names)}"
-        self.names[key] = name
-        self.lines.append(f"    {name} = {code}")
-        return name
+    def const(self, e: z3.ExprRef, slot: int) -> str:
+        return f"(S[{slot}] != 0)" if z3.is_bool(e) else f"S[{slot}]"
 
-    def function(self, header: list[str], result: list[str] | None, body: Callable[[], list[str]]) -> Callable:
+    def function(self, body: Callable[[], list[str]]) -> Callable:
+        """``def f(S)``: the statements ``body`` emits (shared subterms once), then its return lines."""
         self.names, self.lines = {}, []
         tail = body()
-        src = "\n".join(["def f(S):"] + header + self.lines + tail) + "\n"
+        src = "\n".join(["def f(S):"] + self.lines + tail) + "\n"
         scope: dict[str, Any] = {"_T": np.True_, "_F": np.False_, "_where": np.where}
         exec(compile(src, "<vector>", "exec"), scope)  # noqa: S102 - our own translation of Z3 terms
         return scope["f"]
@@ -192,10 +152,10 @@ def vectorize(c: Compiled) -> Vectorized:
             changed = [(i, emit.term(o)) for i, o in enumerate(outs) if o.get_id() != const_at[i]]
             return ["    O = S.copy()"] + [f"    O[{i}] = {t}" for i, t in changed] + ["    return O"]
 
-        steps.append((emit.function([], None, guard_body), emit.function([], None, update_body)))
+        steps.append((emit.function(guard_body), emit.function(update_body)))
     props = {}
     for name, p in c.prop_terms:
-        props[name] = emit.function([], None, lambda p=p: [f"    return {emit.term(p)}"])
+        props[name] = emit.function(lambda p=p: [f"    return {emit.term(p)}"])
     widths, word, used = [], 0, 0
     for name, _ in c.slots:
         kind = "gen" if name in GENERATIONS or name == "pG" or name in GHOSTS else None
