@@ -61,7 +61,7 @@ import z3
 
 from ..logic import AND, NOT, Concrete, to_z3
 from .engine import transition
-from .explicit import GHOSTS
+from .explicit import GHOSTS, _no_ghost, _subterms
 from .model import CHOICES, STATE, ProtocolModel, Variant
 from .state import ChoiceState, ConcreteState
 
@@ -100,16 +100,6 @@ class ReducedSystem:
     fixed: tuple[tuple[z3.ExprRef, z3.ExprRef], ...]
 
 
-def _ids(e: z3.ExprRef) -> set[int]:
-    todo, seen = [e], set()
-    while todo:
-        x = todo.pop()
-        if x.get_id() not in seen:
-            seen.add(x.get_id())
-            todo.extend(x.children())
-    return seen
-
-
 def reduced_system(variant: Variant, sizes: dict[str, int], prop: str = "no-double-consumption") -> ReducedSystem:
     """The concrete model at ``sizes`` with ghosts dropped, constants eliminated and choices enumerated."""
     model = ProtocolModel(variant)
@@ -123,10 +113,6 @@ def reduced_system(variant: Variant, sizes: dict[str, int], prop: str = "no-doub
     ghost_ids = {c.get_id() for (n, _), c in s.consts.items() if n in GHOSTS}
     choice_consts = list(choice.inner.consts.values())  # type: ignore[attr-defined]
 
-    def no_ghost(e: z3.ExprRef, where: str) -> None:
-        if _ids(e) & ghost_ids:
-            raise ValueError(f"spacer: {where} reads a ghost variable; it cannot be dropped")
-
     cases: list[tuple[str, z3.ExprRef, list[z3.ExprRef]]] = []
     for a in model.actions:
         for args in v.tuples(a.params):
@@ -134,9 +120,8 @@ def reduced_system(variant: Variant, sizes: dict[str, int], prop: str = "no-doub
             guard = to_z3(AND(e.guard, e.assume))
             outs = [s.consts[(n, idx)] if e.updates.get(n) is None else v.value(e.updates[n](*idx), kinds[n])
                     for n, idx in slots]
-            for x in [guard] + outs:
-                no_ghost(x, a.name)
-            read = set().union(*(_ids(x) for x in [guard] + outs))
+            _no_ghost(ghost_ids, [guard] + outs, a.name)
+            read = {x.get_id() for e in [guard] + outs for x in _subterms(e)}
             used = [c for c in choice_consts if c.get_id() in read]
             for bits in itertools.product((False, True), repeat=len(used)):
                 sub = [(c, z3.BoolVal(b)) for c, b in zip(used, bits)]
@@ -146,7 +131,7 @@ def reduced_system(variant: Variant, sizes: dict[str, int], prop: str = "no-doub
                 label = f"{a.name}({','.join(map(str, args))})" + (f"{list(map(int, bits))}" if used else "")
                 cases.append((label, g, [z3.substitute(o, *sub) if sub else o for o in outs]))
     bad = to_z3(NOT(model.prop(prop)(v, s)))
-    no_ghost(bad, prop)
+    _no_ghost(ghost_ids, [bad], prop)
     init = [v.value(inits[n], kinds[n]) for n, _ in slots]
     return _eliminate_constants(xs, init, cases, bad)
 
