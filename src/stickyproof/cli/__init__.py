@@ -128,10 +128,19 @@ def _interrupted() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # the watchdog thread: it ends the process next
         pass
+    # Ctrl-C can land inside a library's constructor (z3's ``ParamsRef.__init__`` between two of its
+    # statements): the half-built object's ``__del__`` then fails when the interrupt's traceback is
+    # freed, after "interrupted", and Python prints that as "Exception ignored in ...". The process
+    # is ending on the user's word; what its finalizers raise from here on is not the user's news.
+    sys.unraisablehook = _quiet_after_interrupt
     if _said.acquire(blocking=False):
         sys.stderr.write("interrupted\n")
         sys.stderr.flush()
     return 130
+
+
+def _quiet_after_interrupt(unraisable: Any) -> None:
+    return None
 
 
 def _solvers_leave_ctrl_c_to_python() -> None:
