@@ -452,15 +452,22 @@ def test_ctrl_c_in_a_hunt_is_exit_130_and_one_line():
     assert code == 130 and err == "interrupted\n"
 
 
+
+def run_script(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": SRC},
+                          capture_output=True, text=True, timeout=60)
+
+
 def test_after_ctrl_c_a_half_built_objects_finalizer_prints_nothing():
     # what CI once saw: Ctrl-C inside z3's ParamsRef.__init__ left an object whose __del__ failed
     # after "interrupted", and Python printed "Exception ignored in ..." with a traceback
-    script = (
+    done = run_script(
         "import sys\n"
         "from stickyproof import cli\n"
+        "restore = cli._watch_interrupts()\n"
         "class Half:\n"
         "    def __init__(self):\n"
-        "        raise KeyboardInterrupt\n"
+        "        cli._on_sigint(2, None)\n"
         "    def __del__(self):\n"
         "        self.params\n"
         "try:\n"
@@ -469,6 +476,65 @@ def test_after_ctrl_c_a_half_built_objects_finalizer_prints_nothing():
         "    code = cli._interrupted()\n"
         "sys.exit(code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": SRC},
-                          capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
+
+def test_ctrl_c_landing_in_a_gc_callback_reaches_the_command():
+    # a hunt once lost its Ctrl-C in Hypothesis's gc callback ("Exception ignored in gc_callback ...
+    # KeyboardInterrupt") and ran on until the watchdog ended it
+    done = run_script(
+        "import gc, sys\n"
+        "from stickyproof import cli\n"
+        "restore = cli._watch_interrupts()\n"
+        "def once(phase, info):\n"
+        "    gc.callbacks.remove(once)\n"
+        "    cli._on_sigint(2, None)\n"
+        "gc.callbacks.append(once)\n"
+        "try:\n"
+        "    gc.collect()\n"
+        "    for _ in range(10**7):\n"
+        "        pass\n"
+        "    print('the command never heard of it')\n"
+        "    code = 0\n"
+        "except KeyboardInterrupt:\n"
+        "    code = cli._interrupted()\n"
+        "sys.exit(code)\n"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
+
+
+def test_without_ctrl_c_an_unraisable_error_is_still_printed():
+    done = run_script(
+        "from stickyproof import cli\n"
+        "restore = cli._watch_interrupts()\n"
+        "class Broken:\n"
+        "    def __del__(self):\n"
+        "        raise ValueError('a finalizer bug')\n"
+        "Broken()\n"
+    )
+    assert done.returncode == 0 and "a finalizer bug" in done.stderr
+
+
+def test_ctrl_c_inside_a_long_solver_call_ends_the_process_after_the_grace():
+    # Python raises KeyboardInterrupt only between bytecodes, never inside one Z3 check (ctrl_c off,
+    # as the solver commands set it; here the pigeonhole principle, 14 into 13, which Z3 does not
+    # finish in minutes): the watchdog ends the process itself once INTERRUPT_GRACE_SECONDS passed
+    from stickyproof.cli import INTERRUPT_GRACE_SECONDS
+
+    script = (
+        "import z3\nfrom stickyproof import cli\nrestore = cli._watch_interrupts()\nz3.set_param('ctrl_c', False)\n"
+        "n = 14\nx = [[z3.Bool(f'p{i}_{j}') for j in range(n - 1)] for i in range(n)]\ns = z3.Solver()\n"
+        "for i in range(n):\n    s.add(z3.Or(x[i]))\n"
+        "for j in range(n - 1):\n    for i in range(n):\n        for k in range(i + 1, n):\n"
+        "            s.add(z3.Or(z3.Not(x[i][j]), z3.Not(x[k][j])))\n"
+        "print('ready', flush=True)\nprint(s.check())\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": SRC}, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.5)  # inside the check
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (130, "", "interrupted\n")
+    assert time.monotonic() - started >= INTERRUPT_GRACE_SECONDS - 0.1

@@ -128,19 +128,51 @@ def _interrupted() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # the watchdog thread: it ends the process next
         pass
-    # Ctrl-C can land inside a library's constructor (z3's ``ParamsRef.__init__`` between two of its
-    # statements): the half-built object's ``__del__`` then fails when the interrupt's traceback is
-    # freed, after "interrupted", and Python prints that as "Exception ignored in ...". The process
-    # is ending on the user's word; what its finalizers raise from here on is not the user's news.
-    sys.unraisablehook = _quiet_after_interrupt
+    _ctrl_c.set()
     if _said.acquire(blocking=False):
         sys.stderr.write("interrupted\n")
         sys.stderr.flush()
     return 130
 
 
-def _quiet_after_interrupt(unraisable: Any) -> None:
-    return None
+_ctrl_c = threading.Event()
+"""Set once the user pressed Ctrl-C (by the SIGINT handler ``_watch_interrupts`` installs)."""
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _ctrl_c.set()
+    raise KeyboardInterrupt
+
+
+def _unraisable_after_ctrl_c(previous: Callable[[Any], None], redeliver: Callable[[], None]) -> Callable[[Any], None]:
+    """Python raises ``KeyboardInterrupt`` in whatever the main thread runs, and two places turn it
+    into an "Exception ignored in ..." traceback on stderr (``sys.unraisablehook``):
+
+    - a gc or weakref callback (Hypothesis's gc timer, ``WeakSet``'s remover): Python prints the
+      interrupt there and goes on, so the command never hears of it. ``redeliver`` asks the
+      watchdog to raise it again in the main thread, once the callback is over (raising it from
+      here would only land in this hook).
+    - a finalizer of an object the interrupt cut in half (Ctrl-C between two statements of z3's
+      ``ParamsRef.__init__``, whose ``__del__`` then fails on the missing attribute). The process is
+      ending on the user's word: after Ctrl-C, what finalizers raise is not the user's news.
+
+    Anything else unraisable, before any Ctrl-C, goes to the previous hook."""
+
+    def hook(unraisable: Any) -> None:
+        try:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt):
+                _ctrl_c.set()
+                if not _said.locked():  # not yet winding down
+                    redeliver()
+                return
+            if _ctrl_c.is_set():
+                return
+        except KeyboardInterrupt:  # the interrupt landed in this hook: one more to deliver
+            redeliver()
+            return
+        previous(unraisable)
+
+    return hook
 
 
 def _solvers_leave_ctrl_c_to_python() -> None:
@@ -172,7 +204,11 @@ def _watch_interrupts() -> Callable[[], None] | None:
     ``KeyboardInterrupt``) only between bytecodes, so a command inside a long C call (a CP-SAT or Z3
     solve, a flow) would not stop. The watchdog gives the main thread ``INTERRUPT_GRACE_SECONDS`` to
     unwind, then says ``interrupted`` and ends the process with 130. Returns what restores the old
-    wakeup fd."""
+    wakeup fd.
+
+    It also re-raises, in the main thread, a Ctrl-C that Python swallowed in a callback (see
+    ``_unraisable_after_ctrl_c``). The SIGINT handler it installs records the Ctrl-C first."""
+    import _thread
     import signal
     import socket
 
@@ -182,24 +218,46 @@ def _watch_interrupts() -> Callable[[], None] | None:
         previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
     except (ValueError, OSError):  # pragma: no cover - not the main thread, or no socketpair
         return None
+    redeliver_byte = b"\xff"  # no signal's number
+
+    def redeliver() -> None:
+        try:
+            writer.send(redeliver_byte)
+        except OSError:  # pragma: no cover - closed: the command is over
+            pass
+
+    previous_handler = signal.signal(signal.SIGINT, _on_sigint)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable_after_ctrl_c(previous_hook, redeliver)
 
     def watch() -> None:
+        deadline: float | None = None
         while True:
             try:
+                reader.settimeout(None if deadline is None else max(0.001, deadline - time.monotonic()))  # 0 would not block
                 data = reader.recv(64)
+            except TimeoutError:  # the grace is over
+                _interrupted()
+                os._exit(130)
             except OSError:  # pragma: no cover - closed at exit
                 return
             if not data:
                 return
-            if signal.SIGINT in data:
-                time.sleep(INTERRUPT_GRACE_SECONDS)
-                _interrupted()
-                os._exit(130)
+            if redeliver_byte in data and not _said.locked():
+                time.sleep(0.02)  # out of the callback and the hook first
+                _thread.interrupt_main(signal.SIGINT)  # writes SIGINT to this socket too: no change
+            if signal.SIGINT in data and deadline is None:
+                _ctrl_c.set()
+                deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
 
     threading.Thread(target=watch, name="stickyproof-interrupt-watchdog", daemon=True).start()
 
     def restore() -> None:
         signal.set_wakeup_fd(previous)
         writer.close()
+        if signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, previous_handler)
+        if not _ctrl_c.is_set():  # after Ctrl-C, interpreter shutdown's finalizers stay quiet
+            sys.unraisablehook = previous_hook
 
     return restore
