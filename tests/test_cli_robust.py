@@ -436,9 +436,12 @@ def interrupt(argv: list[str], after: float, stdin=subprocess.DEVNULL) -> tuple[
         [sys.executable, "-m", "stickyproof.cli", *argv], stdin=stdin, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC}, text=True,
     )
-    time.sleep(after)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        time.sleep(after)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # a process that ignored Ctrl-C must not outlive the test
     return proc.returncode, err
 
 
@@ -531,10 +534,13 @@ def test_ctrl_c_inside_a_long_solver_call_ends_the_process_after_the_grace():
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": SRC}, text=True)
-    assert proc.stdout.readline() == "ready\n"
-    time.sleep(0.5)  # inside the check
-    started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # inside the check
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # a process that ignored Ctrl-C must not outlive the test
     assert (proc.returncode, out, err) == (130, "", "interrupted\n")
     assert time.monotonic() - started >= INTERRUPT_GRACE_SECONDS - 0.1
