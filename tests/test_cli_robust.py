@@ -544,3 +544,21 @@ def test_ctrl_c_inside_a_long_solver_call_ends_the_process_after_the_grace():
         proc.kill()  # a process that ignored Ctrl-C must not outlive the test
     assert (proc.returncode, out, err) == (130, "", "interrupted\n")
     assert time.monotonic() - started >= INTERRUPT_GRACE_SECONDS - 0.1
+
+
+def test_ctrl_c_while_the_command_line_imports_is_exit_130_and_one_line():
+    # the console script's entry point: a Ctrl-C during `import stickyproof.cli` (a quarter of a
+    # second of command modules) is exit 130 and one line, not a KeyboardInterrupt traceback
+    done = run_script(
+        "import builtins, sys\n"
+        "real_import = builtins.__import__\n"
+        "def interrupted_import(name, *args, **kwargs):\n"
+        "    if name == 'cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real_import(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted_import\n"
+        "from stickyproof._entry import main\n"
+        "sys.exit(main())\n"
+    )
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
