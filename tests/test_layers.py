@@ -35,7 +35,8 @@ LAYERS: dict[str, set[str]] = {
     "peers": BASE | {"wire", "assignors", "_perf"},
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
-    "__main__": {"cli"},  # python -m stickyproof
+    "_entry": {"cli"},  # the console script: imports the command line under its Ctrl-C rule
+    "__main__": {"_entry"},  # python -m stickyproof
 }
 
 
