@@ -204,7 +204,7 @@ def _watch_interrupts() -> Callable[[], None] | None:
     ``KeyboardInterrupt``) only between bytecodes, so a command inside a long C call (a CP-SAT or Z3
     solve, a flow) would not stop. The watchdog gives the main thread ``INTERRUPT_GRACE_SECONDS`` to
     unwind, then says ``interrupted`` and ends the process with 130. Returns what restores the old
-    wakeup fd.
+    wakeup fd, SIGINT handler and unraisable hook (the hook stays after a Ctrl-C).
 
     It also re-raises, in the main thread, a Ctrl-C that Python swallowed in a callback (see
     ``_unraisable_after_ctrl_c``). The SIGINT handler it installs records the Ctrl-C first."""
