@@ -105,7 +105,7 @@ def _subscriptions(shape: Shape, members: list[str], topics: list[str]) -> list[
 
 def _stickyproof_runner(shape: Shape, assignor: str) -> tuple[Callable[[], object], Callable[[], object]]:
     """(prepare, call): prepare builds the timed input (running the untimed first round if needed)."""
-    from stickyproof.assignors import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.assignors.base import COOPERATIVE, EAGER, GroupSubscription, Subscription
     from stickyproof.model import Topic
 

@@ -113,7 +113,7 @@ def _child_file(source: str) -> str:
 
 
 def overhead(calls: int) -> None:
-    from stickyproof.assignors import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.assignors.base import GroupSubscription, Subscription
     from stickyproof.model import Topic
     from stickyproof.peers.exec import exec_assignor
@@ -180,7 +180,7 @@ def large_group(members: int, topics: int, partitions: int, share: str):
 
 
 def large(quick: bool) -> None:
-    from stickyproof.assignors import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.peers.exec import exec_assignor
 
     members, topics, partitions = (200, 50, 2000) if quick else (2000, 500, 2000)
@@ -337,7 +337,7 @@ def _time_peer(info, group, seconds: float) -> dict:
 
 def _resolve_peers(names: set[str]) -> dict[str, object]:
     """Every adapter of ``PEERS`` x ``names`` that resolves; one line per peer (or adapter) that does not, saying why."""
-    from stickyproof.assignors import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.errors import UnknownAssignor
 
     found: dict[str, object] = {}
@@ -359,7 +359,7 @@ def _resolve_peers(names: set[str]) -> dict[str, object]:
 def adapters(quick: bool, only: list[str] | None, seconds: float, python_seconds: float) -> None:
     """Each shape of ``PLAN`` x assignor: the wire group built once, then the built-in assignor and
     every available adapter of that name on it, one call each."""
-    from stickyproof.assignors import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.assignors.base import COOPERATIVE, EAGER
 
     shapes = _shapes()

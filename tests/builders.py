@@ -161,7 +161,7 @@ def _member(spec: MemberSpec) -> Member:
 def wire_group(scenario: Scenario, *, assignor: str) -> GroupSubscription:
     """What the leader hands the assignor (a registry name, ``sticky@2.2`` included) after decoding each
     member's JoinGroup metadata at its version."""
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.leader import build_group, rebalance_protocol
 
     info = get_assignor(assignor)

@@ -91,7 +91,7 @@ def test_a_valid_grade_never_keeps_more_than_its_notions_optimum(scenario, assig
 
 def test_no_valid_grade_of_a_built_in_scores_above_one_on_sampled_groups():
     # The sampler's groups carry richer claim histories than small_groups draws: 60 of them per assignor.
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
     from stickyproof.grading import unsupported_reason
     from stickyproof.scenarios.sampler import Space, sample
 

@@ -328,14 +328,14 @@ def test_deleted_topic_partitions_are_given_up():
 
 
 def meta(name, protocol, owned=(), generation=3, memory=(), memory_generation=3, version=3, assignors=("cooperative-sticky",)):
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
 
     return JoinMetadata(name, ("t",), assignors, tuple(get_assignor(a).kafka_name for a in assignors), protocol, version,
                         None, None, tuple(owned), generation, tuple(memory), memory_generation)
 
 
 def test_leader_scenario_sends_eager_members_owned_nothing_and_cooperative_members_their_partitions():
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
 
     members = [("a", meta("a", "cooperative", owned=(T(0),))), ("b", meta("b", "eager", memory=(T(1),)))]
     s = group_scenario(members, get_assignor("cooperative-sticky"), (Topic("t", 2),))
@@ -344,7 +344,7 @@ def test_leader_scenario_sends_eager_members_owned_nothing_and_cooperative_membe
 
 
 def test_leader_scenario_under_sticky_uses_the_user_data_memory():
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
 
     members = [("a", meta("a", "eager", memory=(T(0), T(1)), memory_generation=4, assignors=("sticky",)))]
     s = group_scenario(members, get_assignor("sticky"), (Topic("t", 2),))
@@ -352,7 +352,7 @@ def test_leader_scenario_under_sticky_uses_the_user_data_memory():
 
 
 def test_leader_scenario_without_generation_in_subscription_caps_versions():
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
 
     members = [("a", meta("a", "cooperative", version=3)), ("b", meta("b", "cooperative", version=0))]
     s = group_scenario(members, get_assignor("cooperative-sticky"), (Topic("t", 2),), max_version=1)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stickyproof.cli import importing as import_cli
-from stickyproof.assignors.registry import get_assignor
+from stickyproof.lookup import get_assignor
 from stickyproof.errors import AssignorFailure, DecodeError, InvalidScenario, StickyproofError
 from stickyproof.importers import (
     DescribeOptions,

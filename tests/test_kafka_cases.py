@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from stickyproof.assignors.registry import get_assignor
+from stickyproof.lookup import get_assignor
 from stickyproof.assignors.sticky import build_sticky_input, sticky_result
 from stickyproof.errors import StickyproofError
 from stickyproof.leader import lead

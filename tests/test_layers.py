@@ -23,16 +23,17 @@ LAYERS: dict[str, set[str]] = {
     "model": {"errors", "_json"},
     "wire": BASE | {"javaorder"},
     "assignors": BASE | {"wire", "javaorder", "_perf"},
-    "leader": BASE | {"wire", "javaorder", "assignors"},
+    "peers": BASE | {"wire", "assignors", "_perf"},  # adapters build on the assignors' base types, never on lookup
+    "lookup": BASE | {"assignors", "peers"},  # the one place a name becomes an assignor
+    "leader": BASE | {"wire", "javaorder", "assignors", "lookup"},
     "oracle": BASE | {"_perf"},
     "scenarios": BASE,
     "strategies": BASE | {"scenarios"},
-    "grading": BASE | {"assignors", "leader", "oracle"},
-    "group": BASE | {"wire", "assignors", "leader", "scenarios", "grading", "_perf"},
-    "hunt": BASE | {"assignors", "grading", "oracle", "scenarios", "strategies"},
-    "sweep": BASE | {"assignors", "grading", "oracle", "scenarios", "group"},
+    "grading": BASE | {"assignors", "lookup", "leader", "oracle"},
+    "group": BASE | {"wire", "assignors", "lookup", "leader", "scenarios", "grading", "_perf"},
+    "hunt": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "strategies"},
+    "sweep": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},
-    "peers": BASE | {"wire", "assignors", "_perf"},
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
     "_entry": {"cli"},  # the console script: imports the command line under its Ctrl-C rule
@@ -44,12 +45,39 @@ def _room(path: Path) -> str:
     return path.relative_to(SRC).with_suffix("").parts[0]
 
 
+def _dynamic_target(node: ast.Call) -> str | None:
+    """The module a call to ``importlib.import_module``/``__import__`` names, when it is written as a
+    string (an f-string keeps its leading constant part): what an import statement would say."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in ("import_module", "__import__") or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        return str(arg.values[0].value)
+    return None
+
+
 def _imported_rooms(path: Path) -> list[tuple[int, str]]:
-    """(line, room) for every import of another stickyproof room in ``path``."""
+    """(line, room) for every import of another stickyproof room in ``path``: import statements and
+    ``importlib.import_module("stickyproof.x")`` / ``import_module(".x", __package__)`` calls alike
+    (a dynamic import hides a dependency from a reader, not from this test)."""
     package = list(path.relative_to(SRC).with_suffix("").parts)[:-1]  # the package the module sits in
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
+        if isinstance(node, ast.Call) and (target := _dynamic_target(node)) is not None:
+            if target.startswith("stickyproof."):
+                found.append((node.lineno, target.split(".")[1]))
+            elif target.startswith("."):  # relative to the package the call sits in
+                dots = len(target) - len(target.lstrip("."))
+                base = package[: len(package) - (dots - 1)] if dots > 1 else package
+                rest = [p for p in target[dots:].split(".") if p]
+                target_parts = base + rest
+                if target_parts:
+                    found.append((node.lineno, target_parts[0]))
+        elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 target = base + [p for p in (node.module or "").split(".") if p]
@@ -96,3 +124,17 @@ def test_the_table_has_no_cycle():
 
     cyclic = [room for room in LAYERS if LAYERS[room] is not None and reaches(room, room, {room})]
     assert not cyclic, f"the layer table allows a cycle through {cyclic}"
+
+
+def test_a_dynamic_import_of_a_room_is_seen(tmp_path):
+    """An ``importlib.import_module`` of another room counts as importing it: a cycle made that way
+    (as ``assignors.registry`` once loaded ``stickyproof.peers``) fails the layer table."""
+    room = SRC / "assignors"
+    probe = room / "_layer_probe_for_test.py"
+    probe.write_text('import importlib\n\ndef f():\n    return importlib.import_module("stickyproof.peers")\n'
+                     'def g():\n    return importlib.import_module(f"..lookup", __package__)\n')
+    try:
+        assert _imported_rooms(probe) == [(4, "peers"), (6, "lookup")]
+    finally:
+        probe.unlink()
+

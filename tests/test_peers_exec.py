@@ -30,7 +30,8 @@ from stickyproof.errors import (
 )
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.model import Topic, TopicPartition
-from stickyproof.peers import resolve
+from stickyproof.lookup import ADAPTERS
+from stickyproof.lookup import get_assignor as resolve
 from stickyproof.peers.exec import STDERR_LINES, ExecAssignorFn, exec_assignor
 from stickyproof.peers.protocol import (
     MAX_ANSWER_PARTITIONS,
@@ -269,7 +270,8 @@ def test_exec_prefix_splits_the_command_like_a_shell(tmp_path):
         info.fn.close()
     with pytest.raises(UnknownAssignor, match="needs a command"):
         resolve("exec:   ")
-    assert resolve("sticky") is None and resolve("mod:fn") is None
+    # a built-in name and a module:callable are not adapter names: the lookup's table has no row for them
+    assert resolve("sticky").name == "sticky" and {"sticky", "mod"}.isdisjoint(a.prefix for a in ADAPTERS)
 
 
 def test_a_per_call_limit_must_be_a_positive_number(peer):

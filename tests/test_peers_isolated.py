@@ -13,11 +13,12 @@ import time
 import pytest
 
 from stickyproof.assignors.base import COOPERATIVE, EAGER, GroupSubscription, Subscription
-from stickyproof.assignors.registry import get_assignor, group_to_dict
+from stickyproof.assignors.registry import group_to_dict
+from stickyproof.lookup import get_assignor
 from stickyproof.errors import AssignorCrash, AssignorFailure, AssignorTimeLimit, UnknownAssignor
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.model import Topic, TopicPartition
-from stickyproof.peers import isolated_user_assignor
+from stickyproof.peers.isolated import isolated_user_assignor
 
 from .builders import group, member
 

@@ -13,7 +13,7 @@ from stickyproof.grading import grade_assignor
 from stickyproof.leader import lead
 from stickyproof.model import TopicPartition
 from stickyproof.peers import kafka_python as adapter
-from stickyproof.peers import resolve
+from stickyproof.lookup import get_assignor as resolve
 
 from .builders import group
 

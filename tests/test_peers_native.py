@@ -32,7 +32,8 @@ from typing import Any, Mapping
 import pytest
 
 from stickyproof.assignors.base import GroupSubscription, Subscription
-from stickyproof.assignors.registry import AssignorInfo, get_assignor
+from stickyproof.assignors.registry import AssignorInfo
+from stickyproof.lookup import get_assignor
 from stickyproof.errors import AssignorFailure
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.leader import lead

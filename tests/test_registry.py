@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import stickyproof
-from stickyproof.assignors import get_assignor, list_assignors
+from stickyproof.assignors import list_assignors
+from stickyproof.lookup import get_assignor
 from stickyproof.assignors.base import GroupSubscription, Subscription
 from stickyproof.assignors.registry import load_user_assignor, member_data_for, user_data_for
 from stickyproof.assignors.releases import RELEASES, find_release, get_release

@@ -1,5 +1,5 @@
 """Replay the regressions found in other clients' assignors (tests/regressions/peers/, format:
-tests/regressions/README.md), each through its peer adapter (``stickyproof.peers.resolve``).
+tests/regressions/README.md), each through its peer adapter (``stickyproof.lookup.get_assignor``).
 
 A file whose peer cannot run here is skipped naming what is missing: kafka-python not installed,
 or a franz-go / Kafka Java harness not built (the message says which script builds it). An
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stickyproof.errors import UnknownAssignor
-from stickyproof.peers import resolve
+from stickyproof.lookup import get_assignor as resolve
 from stickyproof.peers.kafka_python import INSTALL, kafka_python_version
 
 from .test_regressions import load_regression, replay_file

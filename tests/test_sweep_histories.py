@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from stickyproof.assignors.registry import get_assignor
+from stickyproof.lookup import get_assignor
 from stickyproof.group.stepper import run_history
 from stickyproof.model import Assignment, Member, Scenario, Topic, TopicPartition
 from stickyproof.oracle.grade import grade

@@ -309,7 +309,7 @@ def test_shrink_reaches_a_minimal_failing_scenario():
 
 
 def test_eager_only_assignor_on_a_cooperative_group_is_skipped_not_failed():
-    from stickyproof.assignors.registry import get_assignor
+    from stickyproof.lookup import get_assignor
 
     s = Scenario(scenario().topics, scenario().members, protocol="cooperative")
     row = grade_scenario_row(empty_row(REBALANCE, "adversarial", 1, 2, "range", rebalance=0), s, get_assignor("range"),

@@ -27,7 +27,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from .assignors.base import COOPERATIVE, GroupSubscription, Subscription
-from .assignors.registry import AssignorInfo, get_assignor
+from .assignors.registry import AssignorInfo
+from .lookup import get_assignor
 from .assignors.sticky_types import MemberData
 from .errors import AssignorFailure, InvalidScenario
 from .javaorder import hashmap_order

@@ -1,6 +1,7 @@
 """Production assignors, faithful to Kafka's, and the registry that names them.
 
-``get_assignor(name)`` / ``list_assignors()`` (``registry``) are the way in; the assignors are
+``list_assignors()`` (``registry``) lists the built-ins and ``AssignorInfo`` (``info``) is what every
+assignor is run through; ``stickyproof.lookup.get_assignor(name)`` turns any name into one. The assignors are
 plain functions ``GroupSubscription -> Assignment`` (``base.AssignorFn``):
 ``assign_range`` (``range``), ``assign_roundrobin`` (``roundrobin``), and the sticky core
 (``sticky``), one registry row per ``releases.Release`` record (``releases.py`` also says how to
@@ -9,7 +10,8 @@ add a Kafka release).
 
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription, Subscription
 from .range import assign_range
-from .registry import AssignorInfo, get_assignor, list_assignors
+from .info import AssignorInfo
+from .registry import list_assignors
 from .roundrobin import assign_roundrobin
 
 __all__ = [
@@ -21,6 +23,5 @@ __all__ = [
     "Subscription",
     "assign_range",
     "assign_roundrobin",
-    "get_assignor",
     "list_assignors",
 ]

@@ -55,7 +55,6 @@ An import failure, a missing attribute, or an attribute that is not callable rai
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..errors import AssignorFailure, InvalidScenario, UnknownAssignor
@@ -70,20 +69,21 @@ from ..model import (
     scenario_to_dict,
 )
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
+from .info import AssignorInfo
 from .range import assign_range
 from .releases import RELEASES, Release
 from .roundrobin import assign_roundrobin
 from .sticky import assign as assign_release
 from .sticky_types import MemberData
-from .user_data import member_data, no_user_data, wire_member_data
+from .user_data import member_data
 
 __all__ = [
     "AssignorInfo",
-    "get_assignor",
+    "builtin",
+    "unknown_builtin",
     "load_user_assignor",
     "list_assignors",
     "group_to_dict",
-    "PEER_PREFIXES",
     "user_data_for",
     "member_data_for",
     "led_as",
@@ -91,42 +91,6 @@ __all__ = [
 ]
 
 EAGER_ONLY = (EAGER,)
-
-
-@dataclass(frozen=True)
-class AssignorInfo:
-    """One assignor as the registry knows it.
-
-    ``name``: the registry name (``sticky@2.2``, ``mypkg.mod:fn``); ``kafka_name``: the protocol name
-    on the wire; ``variant``: ``"current"``, a Kafka release (``"2.2"``) or ``"user"``;
-    ``protocols``: the rebalance protocols it supports, highest first (R36).
-    ``release``: the sticky release record the row was built from (None for the others).
-    ``user_data(member)``: the user data a member in that state sends (``subscriptionUserData``).
-    ``member_data(subscription, direct=False)``: the claims and generation the assignor attributes
-    to a decoded member (``memberData``, R1-R4; the wire fields for assignors without user data).
-    ``claims_from_user_data``: its claims travel in its user data, not in ``ownedPartitions`` (R1).
-    ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
-    ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
-    any other assignor); a failure is a broken promise.
-    """
-
-    name: str
-    kafka_name: str
-    variant: str
-    protocols: tuple[str, ...]
-    fn: AssignorFn
-    description: str
-    user: bool = False
-    release: Release | None = None
-    user_data: Callable[[Member], bytes | None] = no_user_data
-    member_data: Callable[..., MemberData] = wire_member_data
-    claims_from_user_data: bool = False
-    contract: str = "kafka"
-
-    @property
-    def is_cooperative_sticky(self) -> bool:
-        """The assignor ``ConsumerCoordinator`` exempts from ``validateCooperativeAssignment`` (R39)."""
-        return not self.user and self.kafka_name == "cooperative-sticky"
 
 
 # ------------------------------------------------------------------------------------------
@@ -215,39 +179,22 @@ def member_data_for(kafka_name: str, release: str = "current") -> Callable[..., 
     return _builtin_by_protocol(kafka_name, release).member_data
 
 
-#: Names of assignors that are not stickyproof's own (another client's, another process's, or a
-#: user's callable) resolve through ``stickyproof.peers``. It is loaded by name on first use, as a
-#: user's module is, because it builds on this registry (AssignorInfo) and not the other way round.
-PEER_PREFIXES = ("exec:", "kafka-python:", "franz-go:", "kafka-java:")
+def builtin(name: str) -> AssignorInfo | None:
+    """The built-in row named ``name`` (``range``, ``sticky@2.2``...), or None. Names of other
+    kinds (peers, ``module:callable``) are resolved by ``stickyproof.lookup``, above this registry."""
+    return _BY_NAME.get(name)
 
 
-def _peers() -> Any:
-    return importlib.import_module("stickyproof.peers")
-
-
-def get_assignor(name: str) -> AssignorInfo:
-    """Look up a built-in name (``range``, ``sticky@2.2``, ...), a peer (``exec:CMD``,
-    ``kafka-python:NAME``, ``franz-go:NAME``, ``kafka-java:NAME``: ``stickyproof.peers``), or a
-    user's ``module.path:callable``, which runs in a worker process of its own (issue 14: nothing it
-    does can end or hang stickyproof; ``load_user_assignor`` loads it in this process instead)."""
-    if not isinstance(name, str) or not name:
-        raise UnknownAssignor(f"assignor name must be a non-empty string, got {name!r}")
-    info = _BY_NAME.get(name)
-    if info is not None:
-        return info
-    if name.startswith(PEER_PREFIXES):
-        resolved = _peers().resolve(name)
-        if resolved is None:  # pragma: no cover - every prefix above has a resolver in peers
-            raise UnknownAssignor(f"{name}: no peer resolves this name")
-        return resolved
-    if ":" in name:
-        return _peers().isolated_user_assignor(name)
+def unknown_builtin(name: str) -> UnknownAssignor:
+    """The error for a name that is no built-in and no other kind of name either: a misspelt
+    variant lists the variants, anything else the built-ins."""
     base = name.split("@", 1)[0]
     variants = [n for n in BUILTIN_NAMES if n.split("@", 1)[0] == base]
     if variants:
-        raise UnknownAssignor(f"unknown variant {name!r}; {base} has: {', '.join(variants)}")
-    raise UnknownAssignor(
-        f"unknown assignor {name!r}; known: {', '.join(BUILTIN_NAMES)}, or module.path:callable for a user assignor"
+        return UnknownAssignor(f"unknown variant {name!r}; {base} has: {', '.join(variants)}")
+    return UnknownAssignor(
+        f"unknown assignor {name!r}; known: {', '.join(BUILTIN_NAMES)}, a peer (stickyproof assignors --peers), "
+        "or module.path:callable for a user assignor"
     )
 
 

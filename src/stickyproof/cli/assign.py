@@ -32,7 +32,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     if args.assignor is None:  # the group's own vote picks the assignor
         assignment = call_with_limit(lambda: lead(scenario, None, direct=args.direct).assignment, limits.assignor_seconds)
     else:
-        from ..assignors.registry import get_assignor
+        from ..lookup import get_assignor
 
         assignment = leader_run(get_assignor(args.assignor), direct=args.direct, limits=limits)(scenario)
     text = dump_json(assignment_to_dict(assignment)) + "\n"

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
-from ..assignors.registry import AssignorInfo, get_assignor
+from ..assignors.registry import AssignorInfo
+from ..lookup import get_assignor
 from ..errors import AssignorTimeLimit, InvalidOption
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade

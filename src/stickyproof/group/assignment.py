@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE, EAGER
-from ..assignors.registry import AssignorInfo, get_assignor
+from ..assignors.registry import AssignorInfo
+from ..lookup import get_assignor
 from ..errors import AssignorFailure, InvalidScenario, StickyproofError, UnknownAssignor
 from ..model import Assignment, Member, Scenario, Topic, TopicPartition
 from .messages import JoinMetadata

@@ -127,7 +127,7 @@ def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: st
     KIP-429's ``rebalance.protocol=eager``); a pinned ``compatible`` is eager behaviour and a pinned
     ``cooperative`` needs every assignor to support it.
     """
-    from ..assignors.registry import get_assignor
+    from ..lookup import get_assignor
 
     where = path or f"member {config.name}"
     if not config.assignors:

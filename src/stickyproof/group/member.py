@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..assignors.base import COOPERATIVE
-from ..assignors.registry import get_assignor
+from ..lookup import get_assignor
 from ..model import TopicPartition
 from .assignment import run_leader
 from .config import MemberConfig

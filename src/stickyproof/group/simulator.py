@@ -71,7 +71,7 @@ class Simulation:
         self.tracing = True  # notes listing partitions are built only when a trace will show them
         self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
         if assignor is not None:
-            from ..assignors.registry import get_assignor
+            from ..lookup import get_assignor
 
             get_assignor(assignor)  # fail early, naming the assignor
         self._start()
@@ -193,7 +193,7 @@ class Simulation:
         return None
 
     def _kafka_names(self, m: Member) -> tuple[str, ...]:
-        from ..assignors.registry import get_assignor
+        from ..lookup import get_assignor
 
         assignors = m.assignors if self.assignor_override is None else (self.assignor_override,)
         return tuple(get_assignor(a).kafka_name for a in self.assignor_names(assignors))

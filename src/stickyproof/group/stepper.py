@@ -29,7 +29,8 @@ from operator import add, itemgetter
 from typing import Any, Iterable, Mapping
 
 from .._perf import gc_paused
-from ..assignors.registry import AssignorInfo, get_assignor
+from ..assignors.registry import AssignorInfo
+from ..lookup import get_assignor
 from ..model import TopicPartition, scenario_to_dict
 from .config import check_features, client_era
 from .coordinator import EMPTY

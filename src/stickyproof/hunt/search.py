@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from ..assignors.registry import AssignorInfo, get_assignor
+from ..assignors.registry import AssignorInfo
+from ..lookup import get_assignor
 from ..grading import Contract, Limits
 from ..model import Scenario, jsonable, scenario_to_dict
 from ..scenarios.shrink import scenario_size, shrink_search

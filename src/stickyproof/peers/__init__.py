@@ -1,50 +1,42 @@
 """Assignors that are not stickyproof's: other clients' and languages', and user code kept at arm's length.
 
-    resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME, kafka-java:NAME
-    isolated_user_assignor(ref) -> AssignorInfo   module:callable in a worker process (isolated.py)
+One module per adapter, each with a ``resolve(rest) -> AssignorInfo`` that ``stickyproof.lookup``
+calls for names ``PREFIX:REST`` (its ``ADAPTERS`` table: one row per adapter):
 
-``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``franz-go:`` and
-``kafka-java:`` are that protocol with a harness built by ``peers/<peer>/build.sh``, found through
-the manifest the build writes; ``kafka-python:`` runs kafka-python's own assignors in process,
-through its own leader code path (``kafka_python.py``).
+    exec.py           exec:CMD ARGS      any program speaking models/assignor-protocol.md
+    kafka_python.py   kafka-python:NAME  kafka-python's own assignors in process, through its leader code path
+    built_harness()   franz-go:NAME, kafka-java:NAME   ``exec:`` with a harness built by
+                      ``peers/<peer>/build.sh``, found through the manifest the build writes
+    isolated.py       module:callable    a user's Python assignor in a worker process
 
 How a peer is led (its ``AssignorInfo``): the name is what the user wrote (``franz-go:sticky``),
 so reports and regression files replay it; ``kafka_name`` and ``protocols`` are what the peer
 says it is (its hello). A peer registering under one of Kafka's own names (``sticky``...) gets
 ``variant="current"`` and ``user=False``: the leader then treats its members as Java members running
-that Kafka assignor — the user data they send (KAFKA_SEMANTICS.md §5.3, §5.4), the claims the oracle
-attributes to them (R1, R2), ``cooperative-sticky``'s exemption from R39 — which is what a peer
+that Kafka assignor — the user data they send (docs/rules.md, wire formats), the claims the
+oracle attributes to them (R1, R2), ``cooperative-sticky``'s exemption from R39 — which is what a peer
 implementing that protocol name must interoperate with. Any other name is led like a user assignor.
 
-Resolved assignors are kept per process (one child per assignor per worker process).
+This package builds on ``assignors`` (``AssignorInfo``, ``led_as``) and never on ``lookup``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import threading
 from pathlib import Path
-from typing import Any
 
-from ..assignors.registry import AssignorInfo
+from ..assignors.info import AssignorInfo
 from ..errors import UnknownAssignor
 
 __all__ = [
-    "PREFIXES",
     "BUILD_SCRIPTS",
-    "resolve",
-    "isolated_user_assignor",
+    "built_harness",
     "peers_dir",
     "manifest",
 ]
 
 BUILD_SCRIPTS = {"franz-go": "peers/franz-go/build.sh", "kafka-java": "peers/kafka-java/build.sh"}
-PREFIXES = ("exec:", "kafka-python:") + tuple(f"{peer}:" for peer in BUILD_SCRIPTS)
-
-_RESOLVED: dict[Any, AssignorInfo] = {}
-_LOCK = threading.Lock()
 
 
 def peers_dir() -> Path:
@@ -78,55 +70,11 @@ def manifest(peer: str) -> dict[str, list[str]]:
     return assignors
 
 
-def _resolve_new(name: str) -> AssignorInfo | None:
+def built_harness(peer: str, rest: str) -> AssignorInfo:
+    """``<peer>:<rest>`` served by the harness ``peers/<peer>/build.sh`` built (its manifest's argv)."""
     from .exec import exec_assignor
 
-    prefix, _, rest = name.partition(":")
-    if prefix == "exec":
-        try:
-            argv = shlex.split(rest)
-        except ValueError as exc:
-            raise UnknownAssignor(f"{name}: cannot split the command ({exc})") from None
-        if not argv:
-            raise UnknownAssignor(f"{name!r}: exec: needs a command, e.g. exec:'python my_assignor.py'")
-        return exec_assignor(name, argv)
-    if prefix == "kafka-python":
-        from .kafka_python import kafka_python_assignor
-
-        return kafka_python_assignor(rest)
-    if prefix in BUILD_SCRIPTS:
-        assignors = manifest(prefix)
-        if rest not in assignors:
-            raise UnknownAssignor(f"{name}: the {prefix} harness has no assignor {rest!r} (built: {', '.join(sorted(assignors))})")
-        return exec_assignor(name, assignors[rest])
-    return None
-
-
-def resolve(name: str) -> AssignorInfo | None:
-    """The peer assignor ``name`` names, or None when no peer prefix (``PREFIXES``) starts it.
-    ``UnknownAssignor`` when the prefix is a peer's but the assignor cannot be had (not built,
-    cannot start, no valid hello, kafka-python not installed)."""
-    if not isinstance(name, str) or not name.startswith(PREFIXES):
-        return None
-    key = (name, str(peers_dir()))  # a harness is the one its manifest names at the time
-    with _LOCK:
-        info = _RESOLVED.get(key)
-        if info is None:
-            info = _resolve_new(name)
-            if info is not None:
-                _RESOLVED[key] = info
-        return info
-
-
-def isolated_user_assignor(ref: str, **options: Any) -> AssignorInfo:
-    """``module:callable`` served by a worker process (``isolated.isolated_user_assignor``, whose
-    keyword options pass through); kept per process for the default options."""
-    from .isolated import isolated_user_assignor as build
-
-    if options:
-        return build(ref, **options)
-    with _LOCK:
-        info = _RESOLVED.get(("isolated", ref))
-        if info is None:
-            info = _RESOLVED[("isolated", ref)] = build(ref)
-        return info
+    assignors = manifest(peer)
+    if rest not in assignors:
+        raise UnknownAssignor(f"{peer}:{rest}: the {peer} harness has no assignor {rest!r} (built: {', '.join(sorted(assignors))})")
+    return exec_assignor(f"{peer}:{rest}", assignors[rest])

@@ -33,7 +33,8 @@ from typing import Mapping, Sequence
 
 from .._perf import gc_paused
 from ..assignors.base import GroupSubscription
-from ..assignors.registry import AssignorInfo, led_as
+from ..assignors.info import AssignorInfo
+from ..assignors.registry import led_as
 from ..errors import AssignorCrash, AssignorFailure, AssignorGarbage, AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment
 from .child import STDERR_LINES, Child, Ended, TimedOut, TooLong, text_of
@@ -47,6 +48,7 @@ __all__ = [
     "ExecClient",
     "ExecAssignorFn",
     "exec_assignor",
+    "resolve",
     "info_from_hello",
     "with_call_seconds",
     "close_all",
@@ -331,6 +333,20 @@ def exec_assignor(
     fn = ExecAssignorFn(client, DEFAULT_CALL_SECONDS if call_seconds is None else call_seconds)
     hello = client.start()
     return info_from_hello(name, hello, fn, f"{hello.name} (child process: {' '.join(client.argv)})")
+
+
+def resolve(rest: str) -> AssignorInfo:
+    """``exec:REST``: ``REST`` split as a shell would (no shell runs it) and started."""
+    import shlex
+
+    name = f"exec:{rest}"
+    try:
+        argv = shlex.split(rest)
+    except ValueError as exc:
+        raise UnknownAssignor(f"{name}: cannot split the command ({exc})") from None
+    if not argv:
+        raise UnknownAssignor(f"{name!r}: exec: needs a command, e.g. exec:'python my_assignor.py'")
+    return exec_assignor(name, argv)
 
 
 def with_call_seconds(info: AssignorInfo, seconds: float | None) -> AssignorInfo:

@@ -109,7 +109,7 @@ def _section_of(rule: str) -> tuple[str, str]:
 
 def _release_text(name: str) -> str:
     try:
-        from ..assignors.registry import get_assignor
+        from ..lookup import get_assignor
 
         release = get_assignor(name).release
     except Exception:  # noqa: BLE001 - an unknown name is described by its name
@@ -121,7 +121,7 @@ def _release_text(name: str) -> str:
 
 def _historical(name: str) -> bool:
     try:
-        from ..assignors.registry import get_assignor
+        from ..lookup import get_assignor
 
         release = get_assignor(name).release
     except Exception:  # noqa: BLE001

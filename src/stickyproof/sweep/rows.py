@@ -318,7 +318,7 @@ def _protocols(rows: Iterable[dict[str, Any]]) -> str | None:
 
 def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
     """Run history ``index`` of ``seed`` with ``assignor``; one row per rebalance, then its history row."""
-    from ..assignors.registry import get_assignor
+    from ..lookup import get_assignor
     from ..group.stepper import run_history
     from ..scenarios.histories import draw_history
 
@@ -363,7 +363,7 @@ def sample_scenario(seed: int, index: int, space: Sequence[str]) -> Scenario:
 
 def adversarial_task(seed: int, index: int, assignor: str, params: TaskParams) -> list[dict[str, Any]]:
     """Sample group ``index`` of ``seed`` and grade ``assignor`` on it: one row (``rebalance`` 0)."""
-    from ..assignors.registry import get_assignor
+    from ..lookup import get_assignor
 
     row = empty_row(REBALANCE, ADVERSARIAL, seed, index, assignor, rebalance=0)
     try:

@@ -86,7 +86,7 @@ class SweepOutcome:
 
 def is_historical(name: str) -> bool:
     """A registered historical release (``sticky@2.2``...), as opposed to today's assignor."""
-    from ..assignors.registry import get_assignor
+    from ..lookup import get_assignor
 
     release = get_assignor(name).release
     return release is not None and release.version != "current"
@@ -94,7 +94,8 @@ def is_historical(name: str) -> bool:
 
 def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
     """The assignors to sweep: the given names (each checked to load), or every registered one."""
-    from ..assignors.registry import get_assignor, list_assignors
+    from ..assignors.registry import list_assignors
+    from ..lookup import get_assignor
 
     chosen = tuple(names) if names else tuple(getattr(info, "name", info) for info in list_assignors())
     if not chosen:

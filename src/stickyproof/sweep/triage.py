@@ -72,7 +72,7 @@ def shrink(scenario: Scenario, fails: Callable[[Scenario], bool], *, max_evaluat
 
 def still_fails(assignor: str, failure: str, params: TaskParams) -> Callable[[Scenario], bool]:
     """Whether ``assignor`` graded on a candidate alone shows ``failure`` (an invariant id, or ``error``)."""
-    from ..assignors.registry import get_assignor
+    from ..lookup import get_assignor
     from ..grading import grade_assignor, unsupported_reason
     from .columns import invariant_column
 

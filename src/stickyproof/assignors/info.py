@@ -1,0 +1,58 @@
+"""``AssignorInfo``: the one interface every assignor is graded through, built-in or not.
+
+Everything that runs an assignor (the leader, the simulator, the graders) holds one of these: the
+callable and what the leader needs besides its answer. The built-ins' rows are in ``registry``;
+an adapter to another client (``stickyproof.peers``) builds one, usually through
+``registry.led_as``; ``stickyproof.lookup`` is the one place a name becomes one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..model import Member
+from .base import AssignorFn
+from .sticky_types import MemberData
+from .user_data import no_user_data, wire_member_data
+
+if TYPE_CHECKING:
+    from .releases import Release
+
+__all__ = ["AssignorInfo"]
+
+
+@dataclass(frozen=True)
+class AssignorInfo:
+    """One assignor as the registry knows it.
+
+    ``name``: the registry name (``sticky@2.2``, ``mypkg.mod:fn``); ``kafka_name``: the protocol name
+    on the wire; ``variant``: ``"current"``, a Kafka release (``"2.2"``) or ``"user"``;
+    ``protocols``: the rebalance protocols it supports, highest first (R36).
+    ``release``: the sticky release record the row was built from (None for the others).
+    ``user_data(member)``: the user data a member in that state sends (``subscriptionUserData``).
+    ``member_data(subscription, direct=False)``: the claims and generation the assignor attributes
+    to a decoded member (``memberData``, R1-R4; the wire fields for assignors without user data).
+    ``claims_from_user_data``: its claims travel in its user data, not in ``ownedPartitions`` (R1).
+    ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
+    ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
+    any other assignor); a failure is a broken promise.
+    """
+
+    name: str
+    kafka_name: str
+    variant: str
+    protocols: tuple[str, ...]
+    fn: AssignorFn
+    description: str
+    user: bool = False
+    release: Release | None = None
+    user_data: Callable[[Member], bytes | None] = no_user_data
+    member_data: Callable[..., MemberData] = wire_member_data
+    claims_from_user_data: bool = False
+    contract: str = "kafka"
+
+    @property
+    def is_cooperative_sticky(self) -> bool:
+        """The assignor ``ConsumerCoordinator`` exempts from ``validateCooperativeAssignment`` (R39)."""
+        return not self.user and self.kafka_name == "cooperative-sticky"

@@ -1,0 +1,120 @@
+"""The one place a name becomes an assignor.
+
+    get_assignor(name) -> AssignorInfo
+    adapters() -> the client adapters, one row each (``stickyproof assignors --peers`` lists them)
+
+A name is one of:
+
+=============================  =========================================================================
+``range``, ``sticky@2.6``, …    a built-in row (``assignors.registry``: Kafka's assignors and releases)
+``CLIENT:NAME[@VERSION]``       another client's assignor through its adapter (the ``ADAPTERS`` table
+                                below; ``exec:CMD`` for any program speaking models/assignor-protocol.md)
+``package.module:callable``     a user's Python assignor, run in a worker process of its own
+                                (``peers.isolated``; nothing it does can end or hang stickyproof)
+=============================  =========================================================================
+
+This module sits above ``assignors/`` and ``peers/``, which never import it nor each other's
+lookup: the assignors know nothing of adapters, and an adapter builds its ``AssignorInfo`` from the
+assignors' base types (``assignors.info``, ``registry.led_as``). Adding a client adapter is one new
+module under ``peers/`` with a ``resolve(rest) -> AssignorInfo`` function, plus one row in
+``ADAPTERS`` (docs/adapters.md walks through it).
+
+Resolved adapters are kept per process: one child process per adapter name per worker process, so
+a sweep resolving ``kafka-java:sticky`` on every task starts the JVM once per worker.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from .assignors.info import AssignorInfo
+from .assignors.registry import builtin, unknown_builtin
+from .errors import UnknownAssignor
+
+__all__ = ["Adapter", "ADAPTERS", "adapters", "get_assignor"]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One client adapter: ``prefix`` before the colon (``kafka-java``), ``resolve(rest)`` taking what
+    follows it (``sticky@3.9.1``), what the client is and where it comes from (for listings and errors)."""
+
+    prefix: str
+    resolve: Callable[[str], AssignorInfo]
+    client: str
+    source: str
+
+
+def _exec(rest: str) -> AssignorInfo:
+    from .peers.exec import resolve
+
+    return resolve(rest)
+
+
+def _kafka_python(rest: str) -> AssignorInfo:
+    from .peers.kafka_python import kafka_python_assignor
+
+    return kafka_python_assignor(rest)
+
+
+def _franz_go(rest: str) -> AssignorInfo:
+    from .peers import built_harness
+
+    return built_harness("franz-go", rest)
+
+
+def _kafka_java(rest: str) -> AssignorInfo:
+    from .peers import built_harness
+
+    return built_harness("kafka-java", rest)
+
+
+#: Every client adapter, one row each; the prefix is what a user writes before the colon.
+ADAPTERS: tuple[Adapter, ...] = (
+    Adapter("exec", _exec, "any program speaking models/assignor-protocol.md", "the command after the colon"),
+    Adapter("kafka-python", _kafka_python, "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
+    Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client", "a harness built by peers/kafka-java/build.sh"),
+    Adapter("franz-go", _franz_go, "franz-go (Go)", "a harness built by peers/franz-go/build.sh"),
+)
+_BY_PREFIX = {a.prefix: a for a in ADAPTERS}
+
+_RESOLVED: dict[str, AssignorInfo] = {}
+_LOCK = threading.Lock()
+
+
+def adapters() -> tuple[Adapter, ...]:
+    return ADAPTERS
+
+
+def _cache_key(name: str) -> str:
+    # a harness is the one the peers directory names at the time (tests point it elsewhere)
+    from .peers import peers_dir
+
+    return f"{name}\0{peers_dir()}"
+
+
+def get_assignor(name: str) -> AssignorInfo:
+    """The assignor ``name`` names (see the module docstring); ``UnknownAssignor`` saying why not."""
+    if not isinstance(name, str) or not name:
+        raise UnknownAssignor(f"assignor name must be a non-empty string, got {name!r}")
+    info = builtin(name)
+    if info is not None:
+        return info
+    prefix, colon, rest = name.partition(":")
+    adapter = _BY_PREFIX.get(prefix) if colon else None
+    if adapter is None and not colon:
+        raise unknown_builtin(name)
+    key = _cache_key(name)
+    with _LOCK:
+        info = _RESOLVED.get(key)
+        if info is None:
+            if adapter is not None:
+                info = adapter.resolve(rest)
+            else:  # module.path:callable
+                from .peers.isolated import isolated_user_assignor
+
+                info = isolated_user_assignor(name)
+            _RESOLVED[key] = info
+        return info
