@@ -268,3 +268,15 @@ def test_no_assignor_code_compares_a_release_version():
                     if any(isinstance(v, ast.Constant) and v.value in versions for v in values):
                         offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert offenders == []
+
+
+def test_a_misspelt_assignor_name_suggests_the_closest_built_in():
+    with pytest.raises(UnknownAssignor, match="did you mean 'sticky'"):
+        get_assignor("stcky")
+
+
+def test_every_adapter_prefix_resolves_through_the_one_lookup_table():
+    from stickyproof.lookup import ADAPTERS
+
+    prefixes = [a.prefix for a in ADAPTERS]
+    assert len(prefixes) == len(set(prefixes)) and {"exec", "kafka-python", "kafka-java", "franz-go"} <= set(prefixes)

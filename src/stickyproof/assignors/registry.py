@@ -192,8 +192,12 @@ def unknown_builtin(name: str) -> UnknownAssignor:
     variants = [n for n in BUILTIN_NAMES if n.split("@", 1)[0] == base]
     if variants:
         return UnknownAssignor(f"unknown variant {name!r}; {base} has: {', '.join(variants)}")
+    import difflib
+
+    close = difflib.get_close_matches(name, BUILTIN_NAMES, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
     return UnknownAssignor(
-        f"unknown assignor {name!r}; known: {', '.join(BUILTIN_NAMES)}, a peer (stickyproof assignors --peers), "
+        f"unknown assignor {name!r}; {hint}known: {', '.join(BUILTIN_NAMES)}, CLIENT:NAME for another client's (stickyproof assignors lists them), "
         "or module.path:callable for a user assignor"
     )
 

@@ -91,8 +91,11 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
         print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {','.join(i.protocols):<19}  {i.description}")
     print("your own: --assignor module.path:callable (run in an isolated worker process), or exec:CMD [ARGS] "
           "(any language, models/assignor-protocol.md)")
-    print("other clients: kafka-python:NAME (pip install 'stickyproof[peers]'), franz-go:NAME and kafka-java:NAME "
-          "(harnesses built by peers/*/build.sh; docs/peers.md)")
+    from ..lookup import adapters
+
+    print("other clients (CLIENT:NAME; docs/peers.md, docs/adapters.md):")
+    for a in adapters():
+        print(f"  {a.prefix + ':':<14} {a.client}; {a.source}")
     return 0
 
 
