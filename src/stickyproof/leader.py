@@ -75,12 +75,19 @@ class LeaderResult:
 
 
 def lead(
-    scenario: Scenario, assignor: str | AssignorInfo | None = None, *, direct: bool = False, encode_assignments: bool = True
+    scenario: Scenario,
+    assignor: str | AssignorInfo | None = None,
+    *,
+    direct: bool = False,
+    encode_assignments: bool = True,
+    validate: bool = True,
 ) -> LeaderResult:
     """Run one rebalance of ``scenario`` as Kafka's leader would, with ``assignor`` (or the vote winner).
 
     ``encode_assignments=False`` leaves ``assignments`` empty: the group simulator hands members their
     partitions directly, and at a million partitions the encoding costs as much as the assignor.
+    ``validate=False`` skips ``validateCooperativeAssignment`` (R39) as a leader does when it is not
+    itself cooperative (an eager leader of a mixed group), or the simulator's switch for it is off.
 
     Raises ``InvalidScenario`` for a group Kafka would not get this far with (no common assignor and
     none forced; a cooperative rebalance with an eager-only assignor), ``AssignorFailure`` for the
@@ -98,7 +105,9 @@ def lead(
 
     if protocol == COOPERATIVE:
         owned = {s.member_id: s.owned for s in group.members}
-        if info.is_cooperative_sticky:
+        if not validate:
+            notes.append("validateCooperativeAssignment not run")
+        elif info.is_cooperative_sticky:
             notes.append("validate_cooperative_assignment skipped: ConsumerCoordinator exempts cooperative-sticky (R39)")
         else:
             reassigned = validate_cooperative_assignment(owned, assignment)

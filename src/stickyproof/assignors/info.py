@@ -19,7 +19,12 @@ from .user_data import no_user_data, wire_member_data
 if TYPE_CHECKING:
     from .releases import Release
 
-__all__ = ["AssignorInfo"]
+__all__ = ["AssignorInfo", "OUT_OF_PROCESS_CALL_SECONDS"]
+
+OUT_OF_PROCESS_CALL_SECONDS = 120.0
+"""The bound on one call of an assignor in another process when the caller sets none
+(``Limits.assignor_seconds`` None): a child that never answers must not hang a grade, a hunt or a
+sweep, so an out-of-process call is always bounded. stickyproof's own assignors are not."""
 
 
 @dataclass(frozen=True)

@@ -165,10 +165,22 @@ def write_text(path: str, text: str) -> None:
 _LIMIT_FLAGS = {
     "assignor_seconds": "seconds one assignor call may take",
     "z3_query_seconds": "seconds one Z3 query of the invariant check may take",
-    "cpsat_seconds": "seconds the CP-SAT solver may take",
-    "shrink_seconds": "seconds spent shrinking failures",
+    "cpsat_work": "CP-SAT's budget for one solve, in its deterministic time units (the same answer whatever the load)",
+    "cpsat_seconds": "seconds one CP-SAT solve may take (wall-clock safety stop)",
+    "shrink_seconds": "seconds spent shrinking one failure",
+    "triage_seconds": "seconds the triage spends shrinking, all findings together",
     "shrink_evaluations": "candidate groups judged while shrinking one failure",
 }
+
+
+def _default_shown(name: str, default: Any) -> str:
+    """The default as ``--help`` states it: the value in force (grading.Limits says what each bounds)."""
+    if name == "assignor_seconds" and default is None:
+        from ..grading import OUT_OF_PROCESS_CALL_SECONDS
+
+        return (f"none for stickyproof's own assignors; {OUT_OF_PROCESS_CALL_SECONDS:g} for an assignor in another "
+                "process (exec:, a client adapter, module:callable), which is always bounded")
+    return "none" if default is None else f"{default:g}"
 
 
 def _seconds(text: str) -> float | None:
@@ -186,11 +198,11 @@ def add_limit_flags(p: argparse.ArgumentParser, defaults: Any, *names: str) -> N
     for name in names:
         default = getattr(defaults, name)
         flag = "--" + name.replace("_", "-")
-        shown = "none" if default is None else f"{default:g}"
+        shown = _default_shown(name, default)
         if name == "shrink_evaluations":
             p.add_argument(flag, type=any_int, default=default, metavar="N", help=f"{_LIMIT_FLAGS[name]} (default {shown})")
         else:
-            p.add_argument(flag, type=_seconds, default=default, metavar="S",
+            p.add_argument(flag, type=_seconds, default=default, metavar="W" if name == "cpsat_work" else "S",
                            help=f"{_LIMIT_FLAGS[name]}; 'none' for no limit (default {shown})")
 
 

@@ -118,7 +118,8 @@ def add_hunt(sub: argparse._SubParsersAction) -> None:
                    help="restrict the scenario space, e.g. members=2..6 versions=3,2 (the knobs are listed below)")
     p.add_argument("--min-stickiness", type=fraction, default=None, metavar="R",
                    help="also fail when the assignor keeps less than R (0..1) of the optimal stickiness")
-    add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "shrink_seconds", "shrink_evaluations")
+    add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "cpsat_work", "cpsat_seconds",
+                    "shrink_seconds", "shrink_evaluations")
     p.add_argument("--direct", action="store_true",
                    help="hand the assignor each member's owned partitions and generation as stated (no wire)")
     p.add_argument("--balance", choices=("uniform", "global", "kafka"), default=None,

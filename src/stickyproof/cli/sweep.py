@@ -147,7 +147,8 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--direct", action="store_true", help="hand the assignor the group's own fields (no wire)")
     p.add_argument("--historical-all-scales", action="store_true",
                    help="run historical releases on every history (default: the first 20 below large)")
-    add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "shrink_seconds", "shrink_evaluations")
+    add_limit_flags(p, DEFAULT_LIMITS, "assignor_seconds", "z3_query_seconds", "cpsat_work", "cpsat_seconds",
+                    "shrink_seconds", "triage_seconds", "shrink_evaluations")
     p.add_argument("--chunk", type=positive_int, default=None, help="tasks per committed chunk (default: automatic)")
     p.add_argument("--no-report", action="store_true", help="skip triage and report.html")
     p.add_argument("--strict", action="store_true", help="exit 1 when any failure is unexpected")

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
-from ..assignors.registry import AssignorInfo
+from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
 from ..errors import AssignorTimeLimit, InvalidOption
 from ..model import Assignment, Scenario
@@ -29,11 +29,13 @@ from ..oracle.grade import Grade, grade
 
 __all__ = [
     "Limits",
+    "OUT_OF_PROCESS_CALL_SECONDS",
     "Contract",
     "grade_assignor",
     "grade_assignment",
     "unsupported_reason",
     "leader_run",
+    "bounded",
     "call_with_limit",
     "sees_its_history",
 ]
@@ -46,21 +48,31 @@ Contract = str | None
 
 @dataclass(frozen=True)
 class Limits:
-    """Every bound a grading run can hit, each named for what it bounds. Seconds are wall-clock;
-    None means unbounded.
+    """Every bound a grading run can hit, each bounding one thing and named for it. None means
+    unbounded; seconds are wall-clock, except ``cpsat_work``.
 
-    ``assignor_seconds``   one call of the assignor through the leader path (a grade makes several:
-                           the round, its cooperative follow-ups, the determinism and stability re-runs)
+    ``assignor_seconds``   one call of the assignor (a grade makes several: the round, its cooperative
+                           follow-ups, the determinism and stability re-runs; a history one per
+                           rebalance). None: stickyproof's own assignors unbounded, an assignor in
+                           another process (``exec:``, a client adapter, ``module:callable``) still
+                           ``OUT_OF_PROCESS_CALL_SECONDS``: a child that never answers must not hang a run
     ``z3_query_seconds``   one Z3 query of the invariant check (a query cut short is a ``SolverError``)
-    ``cpsat_seconds``      one CP-SAT solve (``stickyproof solve``; the flow oracle has no limit)
-    ``shrink_seconds``     shrinking one failing group (the hunt), or all signatures of a sweep's triage
+    ``cpsat_work``         one CP-SAT solve, in CP-SAT's deterministic time units
+                           (``max_deterministic_time``): the budget that decides what a solve answers,
+                           the same on a busy machine as on an idle one
+    ``cpsat_seconds``      one CP-SAT solve, wall-clock: a safety stop (a solve it cut short reports
+                           ``FEASIBLE`` with its bound, or no answer, like a budget cut)
+    ``shrink_seconds``     shrinking one failure (the hunt's and the triage's, each finding)
+    ``triage_seconds``     the sweep's triage, all its findings together
     ``shrink_evaluations`` candidate groups judged while shrinking one failure
     """
 
     assignor_seconds: float | None = None
     z3_query_seconds: float | None = None
-    cpsat_seconds: float | None = 60.0
+    cpsat_work: float | None = None
+    cpsat_seconds: float | None = None
     shrink_seconds: float | None = 120.0
+    triage_seconds: float | None = None
     shrink_evaluations: int = 300
 
     def __post_init__(self) -> None:
@@ -73,7 +85,8 @@ class Limits:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-                raise InvalidOption(f.name, f"must be a positive finite number of seconds, got {value!r}")
+                unit = "deterministic time units" if f.name == "cpsat_work" else "seconds"
+                raise InvalidOption(f.name, f"must be a positive finite number of {unit}, got {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -122,24 +135,30 @@ def call_with_limit(fn: Callable[[], Any], seconds: float | None) -> Any:
     return box["value"]
 
 
-def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
-    """The assignor as the grader calls it: one rebalance of a scenario through ``leader.lead``,
-    bounded by ``limits.assignor_seconds``.
+def bounded(info: AssignorInfo, seconds: float | None) -> AssignorInfo:
+    """``info`` whose every call is bounded by ``seconds`` (``Limits.assignor_seconds``).
 
     An assignor in another process (its ``fn`` has ``with_time_limit``: ``peers``) is handed the
-    limit instead: it kills its child at the limit and raises ``AssignorTimeLimit`` itself, so no
-    thread is abandoned and the next call finds a fresh child rather than a busy one."""
-    from ..leader import lead
-
+    limit: it kills its child at the limit and raises ``AssignorTimeLimit`` itself, so no thread is
+    abandoned and the next call finds a fresh child rather than a busy one; with ``seconds`` None it
+    keeps its own bound, ``OUT_OF_PROCESS_CALL_SECONDS``. An assignor in this process runs under
+    ``call_with_limit`` when ``seconds`` is given, and unbounded otherwise."""
     bind = getattr(info.fn, "with_time_limit", None)
     if bind is not None:
-        bound = replace(info, fn=bind(limits.assignor_seconds))
-        return lambda scenario: lead(scenario, bound, direct=direct).assignment
+        return replace(info, fn=bind(seconds)) if seconds is not None else info
+    if seconds is None:
+        return info
+    fn = info.fn
+    return replace(info, fn=lambda group: call_with_limit(lambda: fn(group), seconds))
 
-    def run(scenario: Scenario) -> Assignment:
-        return call_with_limit(lambda: lead(scenario, info, direct=direct).assignment, limits.assignor_seconds)
 
-    return run
+def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
+    """The assignor as the grader calls it: one rebalance of a scenario through ``leader.lead``, each
+    assignor call bounded by ``limits.assignor_seconds`` (``bounded``)."""
+    from ..leader import lead
+
+    bound = bounded(info, limits.assignor_seconds)
+    return lambda scenario: lead(scenario, bound, direct=direct).assignment
 
 
 # ------------------------------------------------------------------------------------------
@@ -183,7 +202,9 @@ def grade_assignor(
         run=leader_run(info, direct=direct, limits=limits),
         view=view,
         assignor=info.name,
-        time_limit=limits.z3_query_seconds,
+        z3_query_seconds=limits.z3_query_seconds,
+        cpsat_work=limits.cpsat_work,
+        cpsat_seconds=limits.cpsat_seconds,
         contract=info.contract,
         balance=contract,
         stability=sees_its_history(scenario, info, direct=direct),
@@ -215,4 +236,5 @@ def grade_assignment(
     """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
     stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
     is held to Kafka's contract unless ``contract`` names a balance mode."""
-    return grade(scenario, assignment=assignment, assignor=name, time_limit=limits.z3_query_seconds, balance=contract)
+    return grade(scenario, assignment=assignment, assignor=name, z3_query_seconds=limits.z3_query_seconds,
+                 cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=contract)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE, EAGER
 from ..assignors.registry import AssignorInfo
 from ..lookup import get_assignor
 from ..errors import AssignorFailure, InvalidScenario, StickyproofError, UnknownAssignor
-from ..model import Assignment, Member, Scenario, Topic, TopicPartition
+from ..model import Member, Scenario, Topic, TopicPartition
 from .messages import JoinMetadata
 
 __all__ = ["LeaderOutcome", "group_scenario", "run_leader", "leader_assignor"]
@@ -34,10 +33,13 @@ class LeaderOutcome:
     assign_seconds: float = 0.0
 
 
-def leader_assignor(leader: JoinMetadata, protocol: str | None) -> AssignorInfo:
-    """The leader's own registry entry for the voted protocol name (a 2.2 leader runs its 2.2 ``sticky``)."""
+def leader_assignor(
+    leader: JoinMetadata, protocol: str | None, resolve: Callable[[str], AssignorInfo] = get_assignor
+) -> AssignorInfo:
+    """The leader's own assignor for the voted protocol name (a 2.2 leader runs its 2.2 ``sticky``);
+    ``resolve`` is the simulation's (each name resolved once per run, with its call limit)."""
     for name in leader.assignors:
-        info = get_assignor(name)
+        info = resolve(name)
         if info.kafka_name == protocol or info.name == protocol:
             return info
     raise UnknownAssignor(f"the leader {leader.name} has no assignor named {protocol!r} (it offers {', '.join(leader.assignors)})")
@@ -80,21 +82,6 @@ def group_scenario(
     return Scenario(tuple(topics), tuple(out), COOPERATIVE if cooperative else EAGER, "")
 
 
-def _lead_without_validation(scenario: Scenario, info: AssignorInfo) -> tuple[Assignment, float]:
-    """``lead`` minus ``validateCooperativeAssignment`` (R39): an eager leader of a mixed group, or the switch off."""
-    from .. import leader
-
-    protocol = leader.rebalance_protocol(scenario, info)
-    subscriptions = {m.id: leader.subscription_bytes(m, info, protocol) for m in scenario.members}
-    group = leader.build_group(scenario, info, protocol, subscriptions=subscriptions)
-    started = time.perf_counter()
-    assignment = info.fn(group)
-    seconds = time.perf_counter() - started
-    if not any(assignment.revoking.values()):
-        assignment = Assignment(assignment.assignment, leader._revoking({s.member_id: s.owned for s in group.members}, assignment))
-    return assignment, seconds
-
-
 def run_leader(
     leader: JoinMetadata,
     members: Sequence[tuple[str, JoinMetadata]],
@@ -103,6 +90,7 @@ def run_leader(
     *,
     validation: bool = True,
     max_version: int = 3,
+    resolve: Callable[[str], AssignorInfo] = get_assignor,
 ) -> LeaderOutcome:
     """``ConsumerCoordinator.onLeaderElected``: assign through ``stickyproof.leader.lead``.
 
@@ -113,19 +101,15 @@ def run_leader(
 
     scenario: Scenario | None = None
     try:
-        info = leader_assignor(leader, protocol)
+        info = leader_assignor(leader, protocol, resolve)
         scenario = group_scenario(members, info, topics, max_version=max_version)
         validate = validation and leader.protocol == COOPERATIVE
-        revoking: Mapping[str, tuple[TopicPartition, ...]] = {}
+        result = leader_module.lead(scenario, info, encode_assignments=False, validate=validate)
+        assignment = dict(result.assignment.assignment)
+        revoking = result.assignment.revoking
+        notes, seconds = result.notes, result.assign_seconds
         if scenario.protocol == COOPERATIVE and not validate:
-            unvalidated, seconds = _lead_without_validation(scenario, info)
-            assignment, revoking = dict(unvalidated.assignment), unvalidated.revoking
-            notes: tuple[str, ...] = ("validateCooperativeAssignment not run",)
-        else:
-            result = leader_module.lead(scenario, info, encode_assignments=False)
-            assignment = dict(result.assignment.assignment)
-            revoking = result.assignment.revoking
-            notes, seconds = result.notes, result.assign_seconds
+            notes = ("validateCooperativeAssignment not run",)  # the vote's notes belong to the leader's trace, not here
     except AssignorFailure as exc:
         return LeaderOutcome(None, protocol, f"{type(exc).__name__}: {exc}", scenario=scenario)
     except InvalidScenario as exc:

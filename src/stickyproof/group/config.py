@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..assignors.base import COOPERATIVE, EAGER
 from ..errors import InvalidScenario, StickyproofError
@@ -120,14 +120,16 @@ def without_user_data_generation(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(older(n) for n in names)
 
 
-def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: str = "") -> str:
+def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: str = "", *,
+                          resolve: Callable[[str], Any] | None = None) -> str:
     """The member's rebalance protocol (R36): the highest protocol every configured assignor supports.
 
     ``cap`` is the scenario's protocol (an ``eager`` scenario runs every member eager, like
     KIP-429's ``rebalance.protocol=eager``); a pinned ``compatible`` is eager behaviour and a pinned
     ``cooperative`` needs every assignor to support it.
     """
-    from ..lookup import get_assignor
+    if resolve is None:
+        from ..lookup import get_assignor as resolve
 
     where = path or f"member {config.name}"
     if not config.assignors:
@@ -138,7 +140,7 @@ def rebalance_protocol_of(config: MemberConfig, cap: str = COOPERATIVE, path: st
     supported = {COOPERATIVE, EAGER}
     for name in config.assignors:
         try:
-            info = get_assignor(name)
+            info = resolve(name)
         except StickyproofError as exc:
             raise InvalidScenario(f"{path}.assignors" if path else "assignors", str(exc)) from exc
         supported &= set(info.protocols)

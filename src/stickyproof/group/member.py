@@ -12,7 +12,6 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..assignors.base import COOPERATIVE
-from ..lookup import get_assignor
 from ..model import TopicPartition
 from .assignment import run_leader
 from .config import MemberConfig
@@ -360,7 +359,7 @@ class MemberProcess:
             name=self.name,
             topics=self.config.topics,
             assignors=assignors,
-            kafka_names=tuple(get_assignor(a).kafka_name for a in assignors),
+            kafka_names=tuple(sim.assignor_info(a).kafka_name for a in assignors),
             protocol=self.protocol,
             version=self.config.version,
             rack=self.config.rack,
@@ -407,6 +406,7 @@ class MemberProcess:
                 sim.topics(),
                 validation=sim.has("cooperative-validation"),
                 max_version=3 if sim.has("generation-in-subscription") else 1,
+                resolve=sim.assignor_info,
             )
             sim.leader_ran(t, self, outcome)
             if outcome.error is not None:

@@ -13,7 +13,9 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..assignors.base import COOPERATIVE
+from ..assignors.info import AssignorInfo
 from ..errors import InvalidScenario
+from ..grading import bounded
 from ..leader import select_protocol
 from ..model import Member, Scenario, Topic, TopicPartition, scenario_to_dict
 from .config import GroupConfig, MemberConfig, check_features, rebalance_protocol_of, without_user_data_generation
@@ -39,14 +41,20 @@ class Simulation:
         *,
         config: GroupConfig | None = None,
         without: Iterable[str] = (),
-        assignor: str | None = None,
+        assignor: "str | AssignorInfo | None" = None,
         name: str | None = None,
         record_rebalances: bool = False,
+        assignor_seconds: float | None = None,
     ):
         self.scenario = scenario
         self.name = name if name is not None else scenario.name
         self.config = config or GroupConfig()
         self.without = check_features(without)
+        self.assignor_seconds = assignor_seconds
+        self._assignors: dict[str, AssignorInfo] = {}
+        if isinstance(assignor, AssignorInfo):  # carried through as given: never looked up again by name
+            self._assignors[assignor.name] = bounded(assignor, assignor_seconds)
+            assignor = assignor.name
         self.assignor_override = assignor
         self.cluster: dict[str, Topic] = {t.name: t for t in sorted(scenario.topics, key=lambda t: t.name)}
         self._notes: list[str] = []
@@ -71,9 +79,7 @@ class Simulation:
         self.tracing = True  # notes listing partitions are built only when a trace will show them
         self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
         if assignor is not None:
-            from ..lookup import get_assignor
-
-            get_assignor(assignor)  # fail early, naming the assignor
+            self.assignor_info(assignor)  # fail early, naming the assignor
         self._start()
         for e in events:
             self.schedule(e)
@@ -118,6 +124,16 @@ class Simulation:
     def metadata_for(self, topics: Iterable[str]) -> dict[str, int]:
         return {t: self.cluster[t].partitions if t in self.cluster else 0 for t in sorted(topics)}
 
+    def assignor_info(self, name: str) -> AssignorInfo:
+        """The assignor ``name`` names in this run: resolved once (``lookup.get_assignor``), each call
+        bounded by ``assignor_seconds``, and that same one for every member and every rebalance after."""
+        info = self._assignors.get(name)
+        if info is None:
+            from ..lookup import get_assignor
+
+            info = self._assignors[name] = bounded(get_assignor(name), self.assignor_seconds)
+        return info
+
     def assignor_names(self, names: Sequence[str]) -> tuple[str, ...]:
         return tuple(names) if self.has("generation-in-user-data") else without_user_data_generation(names)
 
@@ -139,11 +155,12 @@ class Simulation:
         if self.assignor_override is not None:
             assignors = (self.assignor_override,)
         config = MemberConfig(name, tuple(topics), tuple(assignors or ()), version, rack, instance_id, protocol)
-        rebalance_protocol_of(config, self.scenario.protocol, path)  # validate early, naming the path
+        rebalance_protocol_of(config, self.scenario.protocol, path, resolve=self.assignor_info)  # validate early, naming the path
         return config
 
     def _new_process(self, config: MemberConfig, incarnation: int = 1) -> MemberProcess:
-        return MemberProcess(config, rebalance_protocol_of(config, self.scenario.protocol), incarnation=incarnation)
+        return MemberProcess(config, rebalance_protocol_of(config, self.scenario.protocol, resolve=self.assignor_info),
+                             incarnation=incarnation)
 
     def _start(self) -> None:
         """The start state (models/protocol.md §6): a stable group where the scenario is one, else cold."""
@@ -193,10 +210,8 @@ class Simulation:
         return None
 
     def _kafka_names(self, m: Member) -> tuple[str, ...]:
-        from ..lookup import get_assignor
-
         assignors = m.assignors if self.assignor_override is None else (self.assignor_override,)
-        return tuple(get_assignor(a).kafka_name for a in self.assignor_names(assignors))
+        return tuple(self.assignor_info(a).kafka_name for a in self.assignor_names(assignors))
 
     def _stable_start(self, stable: list[Member], configs: Mapping[str, MemberConfig]) -> None:
         generation = stable[0].generation
@@ -335,7 +350,7 @@ class Simulation:
         config = replace(p.config, **changes)
         if self.assignor_override is not None and "assignors" not in changes:
             config = replace(config, assignors=(self.assignor_override,))
-        rebalance_protocol_of(config, self.scenario.protocol, e.path)
+        rebalance_protocol_of(config, self.scenario.protocol, e.path, resolve=self.assignor_info)
         p.close(self, t, leave=True, reason="restarting")
         self._push(t + self.config.restart_downtime, "start", (config, p.incarnation + 1))
 

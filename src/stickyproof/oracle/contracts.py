@@ -208,7 +208,8 @@ def _per_topic(scenario: Scenario, assignment: Assignment | None) -> tuple[int, 
 
 
 def _cpsat(
-    agg: Aggregate, notion: str, agree: np.ndarray, loads: Mapping[str, int] | None, time_limit: float | None
+    agg: Aggregate, notion: str, agree: np.ndarray, loads: Mapping[str, int] | None,
+    cpsat_work: float | None, cpsat_seconds: float | None,
 ) -> tuple[str, np.ndarray | None, int | None]:
     """Counts per hub and member (C6), the notion's balance constraints, and the objective
     ``(K + 1) * kept + agreement``. Returns (status name, kept per class, bound on kept)."""
@@ -271,8 +272,10 @@ def _cpsat(
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1  # deterministic: the same unnecessary moves on every run
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
+    if cpsat_work is not None:  # the budget: deterministic, so a loaded machine gets the same answer
+        solver.parameters.max_deterministic_time = float(cpsat_work)
+    if cpsat_seconds is not None:  # a wall-clock safety stop only
+        solver.parameters.max_time_in_seconds = float(cpsat_seconds)
     name = solve_model(solver, model, f"the {notion} contract optimum")
     if name not in ("OPTIMAL", "FEASIBLE"):
         return name, None, None
@@ -292,14 +295,16 @@ def contract_optimum(
     contract: str | Contract | None = None,
     *,
     assignment: Assignment | None = None,
-    time_limit: float | None = None,
+    cpsat_work: float | None = None,
+    cpsat_seconds: float | None = None,
 ) -> ContractOptimum:
     """The most partitions any assignment balanced as ``contract`` promises keeps, over ``scenario``.
 
     ``assignment``: the graded assignment (round 1), for the unnecessary moves and the agreement tier;
     under the ``pairwise`` notion, when it is not itself R30-balanced, the optimum at its own loads
     is taken too (the larger counts), so a valid assignment never keeps more than the optimum.
-    ``time_limit``: seconds for CP-SAT (an unproven answer reports its bound).
+    ``cpsat_work``: CP-SAT's budget in deterministic time units (the same answer whatever the load);
+    ``cpsat_seconds``: a wall-clock safety stop. An unproven answer reports its bound.
     """
     started = time.perf_counter()
     c = contract if isinstance(contract, Contract) else contract_named(contract)
@@ -327,13 +332,13 @@ def contract_optimum(
             notion, "exact", kept, kept, True, "OPTIMAL", _unnecessary(agg, assignment, per_class),
             time.perf_counter() - started,
         )
-    status, per_class, bound = _cpsat(agg, notion, agree, None, time_limit)
+    status, per_class, bound = _cpsat(agg, notion, agree, None, cpsat_work, cpsat_seconds)
     engine = f"cpsat-{notion}"
     if notion == "pairwise" and assignment is not None and per_class is not None and int(per_class.sum()) < int(agree.sum()):
         # The graded assignment keeps more than any R30-balanced one: it is less balanced than R30 (but
         # may still keep R33). Measure it at its own loads, the balance it chose.
         loads = {m: len(tps) for m, tps in assignment.assignment.items()}
-        own_status, own, own_bound = _cpsat(agg, "own-loads", agree, loads, time_limit)
+        own_status, own, own_bound = _cpsat(agg, "own-loads", agree, loads, cpsat_work, cpsat_seconds)
         if own is not None and int(own.sum()) > int(per_class.sum()):
             status, per_class, bound, engine = own_status, own, own_bound, "cpsat-own-loads"
     if per_class is None:

@@ -132,7 +132,9 @@ def grade(
     assignment: Assignment | None = None,
     view: Scenario | None = None,
     assignor: str = "",
-    time_limit: float | None = None,
+    z3_query_seconds: float | None = None,
+    cpsat_work: float | None = None,
+    cpsat_seconds: float | None = None,
     contract: str | None = None,
     balance: str | None = None,
     stability: bool = True,
@@ -146,7 +148,8 @@ def grade(
     breaking is a failure, and the notion stickiness is measured in. ``balance``: a balance mode
     that overrides the contract's check (``uniform``, ``global``, ``kafka``, ``per-topic``,
     ``pairwise``). ``view``: the scenario as the assignor's leader decoded it, for
-    ``optimal_kept_view``. ``time_limit``: seconds allowed to each Z3 query and to CP-SAT.
+    ``optimal_kept_view``. ``z3_query_seconds`` bounds each Z3 query; ``cpsat_work`` (deterministic
+    units) and ``cpsat_seconds`` (wall-clock, a safety stop) each CP-SAT solve of the contract optimum.
     ``stability``: judge ``unstable`` (only meaningful when the assignor can see its previous
     assignment: ``grading`` decides). ``first``: the answer ``run`` already gave for ``scenario``
     (a history's rebalance), used as round 1 instead of calling ``run`` again; ``first_seconds``
@@ -179,14 +182,14 @@ def grade(
     # of a cooperative generation (mid-upgrade, R36/R37) revoked all it held before joining, so handing
     # its partitions on at once is safe though the truth says it held them (the truth is for stickiness).
     claims = leader_input if leader_input is not None else scenario
-    check = check_assignment(claims, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=time_limit)
+    check = check_assignment(claims, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=z3_query_seconds)
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
     settled, follow_ups, settle_error, settled_state = _settle(scenario, assignment, run)
     # When nothing was withheld the settled assignment is the one just checked: its verdict for `mode` is known.
     known = {mode: "imbalance" not in check.violated()} if mode and settled is assignment and not check.deferred else {}
-    balanced, deferred = _balanced(scenario, settled, time_limit, known)
+    balanced, deferred = _balanced(scenario, settled, z3_query_seconds, known)
     if settle_error:
         violations.append(Violation("unstable", {"round": follow_ups + 1, "error": settle_error}))
     elif run is not None and settled.revoking and any(settled.revoking.values()):
@@ -198,7 +201,7 @@ def grade(
     if settled is not assignment:
         # The follow-up round is an assignment too: it may drop, duplicate or unsafely hand over what round 1 kept.
         later = check_assignment(
-            settled_state, settled, balance=mode, cooperative=cooperative, timeout=time_limit,
+            settled_state, settled, balance=mode, cooperative=cooperative, timeout=z3_query_seconds,
             only=[i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"],
         )
         violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
@@ -214,7 +217,10 @@ def grade(
     kept = _kept(scenario, assignment)
     # Stickiness in the contract's own notion, over what the members really owned, on valid rows only:
     # a valid assignment is balanced as promised, so it never keeps more than that optimum (§4).
-    optimum = contract_optimum(scenario, promise, assignment=assignment, time_limit=time_limit) if valid else None
+    optimum = (
+        contract_optimum(scenario, promise, assignment=assignment, cpsat_work=cpsat_work, cpsat_seconds=cpsat_seconds)
+        if valid else None
+    )
     global_opt = solve_flow(scenario, balance="global")
     view_kept = None
     if view is not None and view != scenario:
@@ -301,7 +307,7 @@ def _call(run: Run, scenario: Scenario) -> Assignment:
 
 
 def _balanced(
-    scenario: Scenario, settled: Assignment, time_limit: float | None, known: Mapping[str, bool]
+    scenario: Scenario, settled: Assignment, z3_query_seconds: float | None, known: Mapping[str, bool]
 ) -> tuple[dict[str, bool | None], tuple[str, ...]]:
     pending = bool(settled.revoking and any(settled.revoking.values()))
     out: dict[str, bool | None] = {}
@@ -313,7 +319,7 @@ def _balanced(
             out[mode] = known[mode]
             continue
         # The settled assignment withholds nothing, so it is judged as an eager one.
-        result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",), timeout=time_limit)
+        result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",), timeout=z3_query_seconds)
         out[mode] = not result.violations
     return out, ("imbalance",) if pending else ()
 

@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 
 from .._perf import gc_paused
 from ..assignors.base import GroupSubscription
-from ..assignors.info import AssignorInfo
+from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..assignors.registry import led_as
 from ..errors import AssignorCrash, AssignorFailure, AssignorGarbage, AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment
@@ -54,9 +54,8 @@ __all__ = [
     "close_all",
 ]
 
-DEFAULT_CALL_SECONDS = 120.0
-"""The per-call limit when the caller sets none (``Limits.assignor_seconds`` is None): a child that
-never answers must not hang a grade, so an out-of-process call is always bounded."""
+DEFAULT_CALL_SECONDS = OUT_OF_PROCESS_CALL_SECONDS
+"""The per-call limit when the caller sets none (``Limits.assignor_seconds`` is None)."""
 START_SECONDS = 30.0
 """How long a child may take to write its hello (a JVM starts in about a second)."""
 """Kafka's own protocol names: a peer announcing one of them is led as a Java member running that

@@ -89,8 +89,8 @@ _TEXT_LIMIT = 2000
 @dataclass(frozen=True)
 class TaskParams:
     """What every task of one sweep shares: the source, its scale (histories) or space (adversarial,
-    ``KNOB=VALUE`` overrides), ``direct``, and the grading limits (a row uses ``assignor_seconds``
-    and ``z3_query_seconds``, which also bounds CP-SAT's contract optimum)."""
+    ``KNOB=VALUE`` overrides), ``direct``, and the grading limits (a row uses ``assignor_seconds``,
+    ``z3_query_seconds``, ``cpsat_work`` and ``cpsat_seconds``; a history's run ``assignor_seconds``)."""
 
     source: str = HISTORIES
     scale: str = "mix"
@@ -342,7 +342,7 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
     except Exception as exc:  # noqa: BLE001
         return failed("draw", exc)
     try:
-        run = run_history(history, info)
+        run = run_history(history, info, assignor_seconds=params.assignor_seconds)
     except Exception as exc:  # noqa: BLE001 - the protocol itself crashed: the history's error
         return failed("run", exc)
     rows = [rebalance_row(seed, index, history.scale, info, record, params) for record in run.rebalances]

@@ -41,10 +41,13 @@ DEFAULT_HISTORIES = 32
 DEFAULT_GROUPS = 2000
 DEFAULT_SEED = 0
 DEFAULT_SCALE = "main"
-DEFAULT_LIMITS = Limits(z3_query_seconds=8.0, shrink_seconds=20.0, shrink_evaluations=120)
-"""A sweep bounds each Z3 query and CP-SAT's contract optimum (a bound cut short leaves the optimum
-unproven: stickiness is then measured against the best solution found, ``proven`` false), and the
-whole triage's shrinking (``shrink_seconds`` in all, ``shrink_evaluations`` per finding)."""
+DEFAULT_LIMITS = Limits(z3_query_seconds=8.0, cpsat_work=8.0, cpsat_seconds=120.0, shrink_seconds=None,
+                        triage_seconds=20.0, shrink_evaluations=120)
+"""A sweep bounds each Z3 query and each CP-SAT solve of the contract optimum (in deterministic
+units, so the same seed gives the same optimum on a loaded machine; the wall-clock stop is a safety
+net), and the triage's shrinking (``triage_seconds`` in all, ``shrink_evaluations`` per finding).
+An optimum cut short is unproven: stickiness is then measured against the best solution found,
+``proven`` false."""
 
 #: Scales a historical release is not run at (a production-sized incident is the same incident), and
 #: how many histories it runs at most: the main job spends its time on today's assignors.
@@ -205,6 +208,7 @@ def run_sweep(
     params = TaskParams(source=source, scale=scale, space=space_items, direct=direct, limits=limits)
     manifest_params = {"source": source, "scale": scale if source == HISTORIES else None, "space": list(space_items),
                        "direct": direct, "z3_query_seconds": limits.z3_query_seconds,
+                       "cpsat_work": limits.cpsat_work, "cpsat_seconds": limits.cpsat_seconds,
                        "assignor_seconds": limits.assignor_seconds}
     check_out_dir(Path(out))
     sweep_dir = SweepDir(Path(out))
@@ -230,8 +234,8 @@ def run_sweep(
             if task_fn is None:
                 from .triage import triage
 
-                budget = limits.shrink_seconds if limits.shrink_seconds is not None else float("inf")
-                cases = tuple(triage(sweep_dir, findings, params, budget_seconds=budget,
+                cases = tuple(triage(sweep_dir, findings, params, budget_seconds=limits.triage_seconds,
+                                     finding_seconds=limits.shrink_seconds,
                                      max_evaluations=limits.shrink_evaluations or 120))
             from .report import write_report
 

@@ -101,10 +101,12 @@ def _load(path: Path) -> Scenario | None:
         return None
 
 
-def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, budget_seconds: float = 20.0,
-           max_evaluations: int = 120) -> list[TriageCase]:
-    """One case per finding; shrink those of ``SHRUNK_SECTIONS`` within the budget."""
-    deadline = time.monotonic() + budget_seconds
+def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, budget_seconds: float | None = 20.0,
+           max_evaluations: int = 120, finding_seconds: float | None = None) -> list[TriageCase]:
+    """One case per finding; shrink those of ``SHRUNK_SECTIONS`` within the budgets: ``budget_seconds``
+    for the whole triage (``Limits.triage_seconds``), ``finding_seconds`` for each finding
+    (``Limits.shrink_seconds``), ``max_evaluations`` judged candidates per finding."""
+    deadline = time.monotonic() + (budget_seconds if budget_seconds is not None else float("inf"))
     out.triage.mkdir(parents=True, exist_ok=True)
     cases: list[TriageCase] = []
     for finding in findings:
@@ -140,12 +142,14 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
                                     note="graded alone (on what members said they held) it does not fail: "
                                          "replay the history"))
             continue
-        small, evaluations, clocked = shrink(scenario, fails, max_evaluations=max_evaluations, deadline=deadline)
+        own = deadline if finding_seconds is None else min(deadline, time.monotonic() + finding_seconds)
+        small, evaluations, clocked = shrink(scenario, fails, max_evaluations=max_evaluations, deadline=own)
         small = replace(small, name=f"triage {finding.rule}: {failure}, shrunk from seed {example.seed} "
                                     f"index {example.index} rebalance {example.rebalance}")
         path = out.triage / f"{finding.slug}.json"
         _write_atomic(path, dump_json(scenario_to_dict(small)) + "\n")
         cases.append(TriageCase(**{**base, "command": f"stickyproof grade {path} --assignor {example.assignor}"},
                                 shrunk_size=_size(small), path=path, evaluations=evaluations + 1,
-                                note="shrink stopped by the triage time budget" if clocked else ""))
+                                note=("shrink stopped by the triage time budget" if time.monotonic() >= deadline
+                                      else "shrink stopped by its per-finding time limit") if clocked else ""))
     return cases
