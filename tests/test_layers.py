@@ -138,3 +138,27 @@ def test_a_dynamic_import_of_a_room_is_seen(tmp_path):
     finally:
         probe.unlink()
 
+
+
+def _private_reads_from_elsewhere(path: Path) -> list[str]:
+    """``x._name`` in ``path`` where ``_name`` is neither defined nor assigned in that module: a read
+    of another module's private field or method (a subclass included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(n.name)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            own.add(n.attr)
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            own.add(n.target.id)
+    return [f"{path.relative_to(SRC)}:{n.lineno}: .{n.attr}" for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__") and n.attr not in own]
+
+
+def test_the_simulators_and_the_grader_read_no_private_field_of_another_module():
+    """The simulator and stepper call the leader and the simulation through their public API (once
+    the stepper read six private fields of three classes and the simulator copied ``leader.lead``)."""
+    paths = [*sorted((SRC / "group").glob("*.py")), *sorted((SRC / "grading").glob("*.py")), SRC / "leader.py", SRC / "lookup.py"]
+    problems = [p for path in paths for p in _private_reads_from_elsewhere(path)]
+    assert not problems, "private reads across modules:\n  " + "\n  ".join(problems)

@@ -217,7 +217,7 @@ class Coordinator:
     # --------------------------------------------------------------------------------------
     # Requests
 
-    def _validate_member(self, member_id: str | None, instance_id: str | None) -> str | None:
+    def validate_member(self, member_id: str | None, instance_id: str | None) -> str | None:
         """``validateCurrentMember``: FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID, or None."""
         if instance_id is not None:
             current = self.static.get(instance_id)
@@ -258,7 +258,7 @@ class Coordinator:
         """``handleJoinGroup``: an immediate answer, or None when the answer waits for the join to complete."""
         name = process[0]
         if member_id is not None:
-            error = self._validate_member(member_id, instance_id)
+            error = self.validate_member(member_id, instance_id)
             if error is not None:
                 self._note(f"JoinGroup from {member_id}: {error}")
                 return self._response("join", error, process, t)
@@ -338,7 +338,7 @@ class Coordinator:
         assignments: dict[str, tuple[TopicPartition, ...]] | None,
     ) -> Response | None:
         """``doSyncGroup``: an immediate answer, or None while a follower waits for the leader."""
-        error = self._validate_member(member_id, instance_id)
+        error = self.validate_member(member_id, instance_id)
         if error is None and generation != self.generation:
             error = ILLEGAL_GENERATION
         if error is None and self.state == EMPTY:
@@ -409,7 +409,7 @@ class Coordinator:
 
     def heartbeat(self, t: int, member_id: str | None, instance_id: str | None, generation: int) -> str:
         """``handleHeartbeat``."""
-        error = self._validate_member(member_id, instance_id)
+        error = self.validate_member(member_id, instance_id)
         if error is None and generation != self.generation:
             error = ILLEGAL_GENERATION
         if error is not None:
@@ -424,7 +424,7 @@ class Coordinator:
 
     def leave(self, t: int, member_id: str | None, instance_id: str | None) -> None:
         """``handleLeaveGroup`` (a dynamic member closing)."""
-        if self._validate_member(member_id, instance_id) is not None:
+        if self.validate_member(member_id, instance_id) is not None:
             return
         self._remove(t, member_id, "LeaveGroup")
         self._after_removal(t, f"{member_id} left")

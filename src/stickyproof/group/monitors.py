@@ -53,6 +53,12 @@ class Monitors:
     _member_generation: dict[str, tuple[int, int]] = field(default_factory=dict)
     loop_detected: bool = False
 
+    def charge_persisting(self, ticks: int) -> None:
+        """Count every violation still standing once more per tick for ``ticks`` ticks in which
+        nothing but heartbeats happened (the stepper skips such ticks instead of checking each)."""
+        for monitor, keys in self._active.items():
+            self.counts[monitor] += ticks * len(keys)
+
     def _report(self, monitor: str, tick: int, key, message: str, witness: dict, now: set) -> Violation | None:
         now.add(key)
         self.counts[monitor] += 1

@@ -124,6 +124,19 @@ class Simulation:
     def metadata_for(self, topics: Iterable[str]) -> dict[str, int]:
         return {t: self.cluster[t].partitions if t in self.cluster else 0 for t in sorted(topics)}
 
+    def next_scheduled_tick(self) -> int | None:
+        """The tick of the earliest event or delayed start still queued, or None."""
+        return self._queue[0][0] if self._queue else None
+
+    def has_responses_for(self, member: MemberProcess) -> bool:
+        """Whether responses are waiting in ``member``'s inbox (delivered or not yet due)."""
+        return bool(self._inbox.get(member.process))
+
+    def end_tick(self) -> None:
+        """Forget the tick's notes and applied events once its step is recorded."""
+        self._notes.clear()
+        self._applied.clear()
+
     def assignor_info(self, name: str) -> AssignorInfo:
         """The assignor ``name`` names in this run: resolved once (``lookup.get_assignor``), each call
         bounded by ``assignor_seconds``, and that same one for every member and every rebalance after."""
@@ -410,7 +423,7 @@ class Simulation:
             )
         return group, tuple(members)
 
-    def _new_generations(self) -> tuple[tuple, tuple]:
+    def new_generations(self) -> tuple[tuple, tuple]:
         """The generations formed and committed since the last tick, as the monitors read them."""
         co = self.coordinator
         new_formed = co.formed[self._formed_seen:]
@@ -427,12 +440,12 @@ class Simulation:
         return tuple(formed), new_committed
 
     @staticmethod
-    def _member_generations(running: Mapping[str, MemberProcess]) -> dict[str, tuple[int, int]]:
+    def member_generations(running: Mapping[str, MemberProcess]) -> dict[str, tuple[int, int]]:
         return {f"{n}#{p.incarnation}": (p.memory_epoch, p.memory_generation) for n, p in running.items()}
 
     def _record(self, t: int) -> Step | None:
         co = self.coordinator
-        formed, new_committed = self._new_generations()
+        formed, new_committed = self.new_generations()
         running = {n: p for n, p in self.processes.items() if p.running}
         counts = {n: tp.partitions for n, tp in self.cluster.items()}
         subscribed = partitions_of({topic for p in running.values() for topic in p.config.topics}, counts)
@@ -442,7 +455,7 @@ class Simulation:
             tick=t,
             consuming={n: p.consuming(t) for n, p in running.items()},
             owned={n: frozenset(p.owned) for n, p in running.items()},
-            member_generations=self._member_generations(running),
+            member_generations=self.member_generations(running),
             epoch=co.epoch,
             committed=new_committed,
             formed=formed,

@@ -274,7 +274,7 @@ class Stepper(Simulation):
         """The end of a tick that ran: the monitors on what can fail them; no trace."""
         self.active_ticks += 1
         co = self.coordinator
-        formed, committed = self._new_generations()
+        formed, committed = self.new_generations()
         running = {n: p for n, p in self.processes.items() if p.running}
         self.now = t + 1
         settled = self.settled()
@@ -282,7 +282,7 @@ class Stepper(Simulation):
             tick=t,
             consuming=self._fetched_twice(t, running),
             owned={},
-            member_generations=self._member_generations(running),
+            member_generations=self.member_generations(running),
             epoch=co.epoch,
             committed=committed,
             formed=formed,
@@ -291,8 +291,7 @@ class Stepper(Simulation):
         )
         self.monitors.check(state)
         self._last = state
-        self._notes.clear()
-        self._applied.clear()
+        self.end_tick()
         return None
 
     # -- skipping ticks in which only heartbeats happen ------------------------------------
@@ -300,15 +299,16 @@ class Stepper(Simulation):
     def _quiet_until(self) -> int | None:
         """None if tick ``now`` may change something besides heartbeats; else the first tick that may."""
         t, co = self.now, self.coordinator
-        if self._queue and self._queue[0][0] <= t:
+        queued = self.next_scheduled_tick()
+        if queued is not None and queued <= t:
             return None
         if co.state not in (GROUP_STABLE, EMPTY):
             return None
         if co.sync_deadline is not None and co.sync_deadline <= t:
             return None
         nxt = self.config.max_ticks
-        if self._queue:
-            nxt = min(nxt, self._queue[0][0])
+        if queued is not None:
+            nxt = min(nxt, queued)
         if co.sync_deadline is not None:
             nxt = min(nxt, co.sync_deadline)
         heartbeating = set()
@@ -320,9 +320,9 @@ class Stepper(Simulation):
                 continue
             if p.stalled_until == t or p.state != STABLE or p.rejoin_needed or p.returning or p.rediscover_until > t:
                 return None
-            if self._inbox.get(p.process) or co.state != GROUP_STABLE or co.generation != p.generation:
+            if self.has_responses_for(p) or co.state != GROUP_STABLE or co.generation != p.generation:
                 return None
-            if co._validate_member(p.member_id, p.config.instance_id) is not None or p.rejoin_reason(self):
+            if co.validate_member(p.member_id, p.config.instance_id) is not None or p.rejoin_reason(self):
                 return None
             heartbeating.add(p.member_id)
         for member_id, m in co.members.items():
@@ -342,8 +342,7 @@ class Stepper(Simulation):
                 co.members[p.member_id].last_heard = until - 1
         if self._last is not None:
             self.monitors.check(replace(self._last, tick=t, committed=(), formed=()))
-            for monitor, keys in self.monitors._active.items():
-                self.monitors.counts[monitor] += (until - t - 1) * len(keys)
+            self.monitors.charge_persisting(until - t - 1)
         self.now = until
 
     def run(self):
