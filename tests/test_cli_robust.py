@@ -371,10 +371,10 @@ def test_the_same_limit_has_the_same_flag_everywhere():
     seen = {}
     for name, p in subcommands():
         for flag in p._option_string_actions:
-            if flag.endswith("-seconds") or flag in ("--shrink-evaluations", "--max-partitions", "--max-members"):
+            if flag.endswith(("-seconds", "-work")) or flag in ("--shrink-evaluations", "--max-partitions", "--max-members"):
                 seen.setdefault(flag, []).append(name)
-    assert set(seen) <= {"--assignor-seconds", "--z3-query-seconds", "--cpsat-seconds", "--shrink-seconds",
-                         "--shrink-evaluations", "--max-partitions", "--max-members"}
+    assert set(seen) <= {"--assignor-seconds", "--z3-query-seconds", "--cpsat-work", "--cpsat-seconds", "--shrink-seconds",
+                         "--triage-seconds", "--shrink-evaluations", "--max-partitions", "--max-members"}
     assert "--time-limit" not in {f for _, p in subcommands() for f in p._option_string_actions}
 
 

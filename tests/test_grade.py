@@ -284,11 +284,11 @@ def test_a_known_first_answer_is_graded_as_round_one_without_running_again():
         return sticky_run(sc)
 
     s = scenario(owned={"a": [0, 1], "b": [2]})
-    g = grade(s, run=counted, first=sticky_run(s), first_seconds=0.25)
+    g = grade(s, run=counted, answer=sticky_run(s), answer_seconds=0.25)
     assert g.valid and g.assign_seconds == 0.25
     assert len(calls) == 2, "determinism re-run and stability run only"
     with pytest.raises(TypeError):
-        grade(s, assignment=sticky_run(s), first=sticky_run(s))
+        grade(s, assignment=sticky_run(s), answer=sticky_run(s))
 
 
 def test_a_history_row_is_asked_on_the_leaders_input_and_judged_on_what_members_held():

@@ -148,7 +148,7 @@ def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any
     if "grade" in outcome:
         from stickyproof.grading import grade_assignor
 
-        graded = grade_assignor(scenario, assignor, direct=direct, contract=outcome.get("balance"))
+        graded = grade_assignor(scenario, assignor, direct=direct, balance=outcome.get("balance"))
         problems += [tag + p for p in _compare_record("grade", graded.to_dict(), outcome["grade"], list(graded.violated()))]
     return problems
 

@@ -3,7 +3,7 @@
 ``assign_range`` reads as Kafka's ``RangeAssignor.assignPartitions``:
 
     member_info_order        R41  static members by instance id first, then member ids
-    partitions_per_topic     0.4  subscribed, existing, non-empty topics, in Java HashMap order
+    partitions_per_topic_in_hashmap_order  0.4  subscribed, existing, non-empty topics, in Java HashMap order
     topic_subscribers             each topic's subscribers in R41 order
     _assign_ranges_fast      R43  per topic, the first P mod n subscribers get one extra partition
     _assign_with_racks       R44-R47  rack matching first, then plain ranges, lists sorted
@@ -13,7 +13,7 @@ partition count share one object matrix of ``TopicPartition`` values, and each m
 one slice of it (a range is a column band of the matrix), so a million partitions cost a million
 tuples and a few thousand slices. The rack path follows Kafka's two phases partition by partition.
 
-Helpers shared with ``roundrobin`` (``member_info_order``, ``partitions_per_topic``,
+Helpers shared with ``roundrobin`` (``member_info_order``, ``partitions_per_topic_in_hashmap_order``,
 ``topic_subscribers``, ``topic_partition_block``) live here because range is the assignor Kafka
 built them for (``AbstractPartitionAssignor``).
 """
@@ -37,7 +37,7 @@ __all__ = [
     "RANGE_ASSIGNOR_NAME",
     "assign_range",
     "member_info_order",
-    "partitions_per_topic",
+    "partitions_per_topic_in_hashmap_order",
     "topic_subscribers",
     "topic_partition_block",
 ]
@@ -97,7 +97,7 @@ def _subscription_groups(members: Sequence[Subscription]) -> list[tuple[frozense
     return [(topic_set, sorted(indexes)) for topic_set, indexes in by_set.items()]
 
 
-def partitions_per_topic(group: GroupSubscription) -> dict[str, int]:
+def partitions_per_topic_in_hashmap_order(group: GroupSubscription) -> dict[str, int]:
     """``AbstractPartitionAssignor.assign``'s ``partitionsPerTopic``, in its Java ``HashMap`` iteration order (0.4).
 
     Keys: topics in the union of all subscriptions that exist in the leader's metadata with at least
@@ -181,14 +181,14 @@ def assign_range(group: GroupSubscription) -> Assignment:
 
     Rack-aware (R44-R47) when any topic needs it: its subscribers have racks that meet its replica
     racks and not every partition is on every rack; then the member lists come out sorted by
-    (topic, partition), otherwise in topic iteration order (``partitions_per_topic``).
+    (topic, partition), otherwise in topic iteration order (``partitions_per_topic_in_hashmap_order``).
     An empty group gets an empty assignment (R14).
     """
     members = group.members
     if not members:
         return Assignment({})
     order = member_info_order(members)
-    counts = partitions_per_topic(group)
+    counts = partitions_per_topic_in_hashmap_order(group)
     topics = list(counts)
     subscribers = topic_subscribers(group, topics, order)
     rack_of = [s.rack or None for s in members]

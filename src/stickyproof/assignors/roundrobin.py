@@ -23,7 +23,7 @@ from ..errors import AssignorFailure
 from ..javaorder import java_string_key
 from ..model import Assignment, TopicPartition
 from .base import GroupSubscription
-from .range import member_info_order, partitions_per_topic, topic_subscribers
+from .range import member_info_order, partitions_per_topic_in_hashmap_order, topic_subscribers
 
 __all__ = ["ROUNDROBIN_ASSIGNOR_NAME", "assign_roundrobin"]
 
@@ -47,7 +47,7 @@ def assign_roundrobin(group: GroupSubscription) -> Assignment:
     position = [0] * len(members)
     for pos, i in enumerate(order):
         position[i] = pos
-    counts = partitions_per_topic(group)
+    counts = partitions_per_topic_in_hashmap_order(group)
     # allPartitionsSorted: a TreeSet of topic names, String.compareTo order.
     topics = sorted(counts, key=java_string_key)
     subscribers = topic_subscribers(group, topics, order)

@@ -58,9 +58,9 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         from ..model import load_assignment
 
         g = grade_assignment(scenario, load_assignment(args.assignment), name=args.assignment,
-                             contract=args.balance, limits=limits)
+                             balance=args.balance, limits=limits)
     else:
-        g = grade_assignor(scenario, args.assignor, direct=args.direct, contract=args.balance, limits=limits)
+        g = grade_assignor(scenario, args.assignor, direct=args.direct, balance=args.balance, limits=limits)
     doc = g.to_dict()
     if _human(args):
         print(grade_line(doc))

@@ -1,7 +1,12 @@
 """Grading one assignor on one group: the only place where the leader and the oracle meet.
 
-    grade_assignor(scenario, assignor, *, direct=False, contract=None, limits=Limits()) -> Grade
-    grade_assignment(scenario, assignment, *, contract=None, limits=Limits()) -> Grade
+    grade_assignor(scenario, assignor, *, direct=False, balance=None, limits=Limits()) -> Grade
+    grade_assignment(scenario, assignment, *, balance=None, limits=Limits()) -> Grade
+
+The names are the oracle's (``oracle.grade``), one for one thing: ``scenario`` is the group judged
+(what the members really owned), ``leader_input`` the group the leader was handed when that differs,
+``answer`` an answer the assignor already gave, ``contract`` the assignor's own promise (by name,
+``AssignorInfo.contract``) and ``balance`` a balance mode that overrides it (``BalanceMode``).
 
 ``stickyproof grade``, every sweep row, every group a hunt judges, the sweep's triage and the
 tests call these two functions, so a CLI grade and a sweep row of the same group are the same
@@ -30,7 +35,7 @@ from ..oracle.grade import Grade, grade
 __all__ = [
     "Limits",
     "OUT_OF_PROCESS_CALL_SECONDS",
-    "Contract",
+    "BalanceMode",
     "grade_assignor",
     "grade_assignment",
     "unsupported_reason",
@@ -40,7 +45,7 @@ __all__ = [
     "sees_its_history",
 ]
 
-Contract = str | None
+BalanceMode = str | None
 """A balance mode overriding the assignor's own promise (``uniform``, ``global``, ``kafka``, ``per-topic``,
 ``pairwise``: models/invariants.md §2), or None: the assignor is held to its contract (§5,
 ``AssignorInfo.contract``)."""
@@ -170,19 +175,19 @@ def grade_assignor(
     assignor: str | AssignorInfo,
     *,
     direct: bool = False,
-    contract: Contract = None,
+    balance: BalanceMode = None,
     limits: Limits = Limits(),
     answer: Assignment | None = None,
     answer_seconds: float | None = None,
-    truth: Scenario | None = None,
+    leader_input: Scenario | None = None,
 ) -> Grade:
     """Grade ``assignor`` (a registry name, ``module:callable``, or an ``AssignorInfo``) on ``scenario``.
 
     ``answer``: what the assignor already answered for this very group (a history's rebalance, as
     the leader produced it), graded as round 1 without running it again; ``answer_seconds`` its time.
-    ``truth``: what the members really owned when ``scenario`` (the leader's input) was formed, when
-    that differs (a history's eager members revoked before joining, R37): validity, stickiness and
-    moves are judged on it, the assignor is asked on ``scenario``.
+    ``leader_input``: the group the leader was handed, when that differs from ``scenario``, what the
+    members really owned (a history's eager members revoked before joining, R37): the assignor is
+    asked on it; validity, stickiness and moves are judged on ``scenario``.
 
     The assignor's failures (a throw, a time limit) are recorded in the grade (``error``,
     ``run_error``), never raised. Raises ``UnknownAssignor`` for a name that does not resolve and
@@ -195,10 +200,10 @@ def grade_assignor(
     from .hazards import label_failures
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
-    view = scenario if direct else decoded_view(scenario, info)
-    judged = scenario if truth is None else truth
+    asked = scenario if leader_input is None else leader_input
+    view = asked if direct else decoded_view(asked, info)
     graded = grade(
-        judged,
+        scenario,
         run=leader_run(info, direct=direct, limits=limits),
         view=view,
         assignor=info.name,
@@ -206,13 +211,13 @@ def grade_assignor(
         cpsat_work=limits.cpsat_work,
         cpsat_seconds=limits.cpsat_seconds,
         contract=info.contract,
-        balance=contract,
-        stability=sees_its_history(scenario, info, direct=direct),
-        first=answer,
-        first_seconds=answer_seconds,
-        leader_input=None if truth is None else scenario,
+        balance=balance,
+        stability=sees_its_history(asked, info, direct=direct),
+        answer=answer,
+        answer_seconds=answer_seconds,
+        leader_input=leader_input,
     )
-    labels = label_failures(judged, info, graded)
+    labels = label_failures(scenario, info, graded)
     return replace(graded, labels=labels) if labels else graded
 
 
@@ -230,11 +235,11 @@ def grade_assignment(
     assignment: Assignment,
     *,
     name: str = "",
-    contract: Contract = None,
+    balance: BalanceMode = None,
     limits: Limits = Limits(),
 ) -> Grade:
     """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
     stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
-    is held to Kafka's contract unless ``contract`` names a balance mode."""
+    is held to Kafka's contract unless ``balance`` names a balance mode."""
     return grade(scenario, assignment=assignment, assignor=name, z3_query_seconds=limits.z3_query_seconds,
-                 cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=contract)
+                 cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=balance)

@@ -25,7 +25,7 @@ from .monitors import MONITORS
 from .rebalances import RebalanceRecord, record_to_dict
 from .simulator import Simulation, SimulationResult, simulate
 from .stepper import ENGINES, HistoryRun, Stepper, run_history
-from .trace import GroupView, MemberView, Step, Verdict, Violation
+from .trace import GroupView, MemberView, Step, MonitorVerdict, MonitorViolation
 
 __all__ = [
     "FEATURES",
@@ -54,6 +54,6 @@ __all__ = [
     "GroupView",
     "MemberView",
     "Step",
-    "Verdict",
-    "Violation",
+    "MonitorVerdict",
+    "MonitorViolation",
 ]

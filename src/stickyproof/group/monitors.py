@@ -13,7 +13,7 @@ from itertools import chain, repeat
 from typing import Iterable, Mapping
 
 from ..model import TopicPartition
-from .trace import Verdict, Violation
+from .trace import MonitorVerdict, MonitorViolation
 
 __all__ = ["MONITORS", "Monitors", "TickState"]
 
@@ -46,7 +46,7 @@ class TickState:
 class Monitors:
     loop_bound: int
     cooperative_bound: int
-    verdicts: dict[str, list[Violation]] = field(default_factory=lambda: {m: [] for m in MONITORS})
+    verdicts: dict[str, list[MonitorViolation]] = field(default_factory=lambda: {m: [] for m in MONITORS})
     counts: dict[str, int] = field(default_factory=lambda: {m: 0 for m in MONITORS})
     _active: dict[str, set] = field(default_factory=lambda: {m: set() for m in MONITORS})
     _last_commit: dict[int, int] = field(default_factory=dict)
@@ -59,17 +59,17 @@ class Monitors:
         for monitor, keys in self._active.items():
             self.counts[monitor] += ticks * len(keys)
 
-    def _report(self, monitor: str, tick: int, key, message: str, witness: dict, now: set) -> Violation | None:
+    def _report(self, monitor: str, tick: int, key, message: str, witness: dict, now: set) -> MonitorViolation | None:
         now.add(key)
         self.counts[monitor] += 1
         if key in self._active[monitor]:
             return None
-        v = Violation(monitor, tick, message, tuple(sorted(witness.items())))
+        v = MonitorViolation(monitor, tick, message, tuple(sorted(witness.items())))
         self.verdicts[monitor].append(v)
         return v
 
-    def check(self, s: TickState) -> list[Violation]:
-        out: list[Violation] = []
+    def check(self, s: TickState) -> list[MonitorViolation]:
+        out: list[MonitorViolation] = []
         seen: dict[str, set] = {m: set() for m in MONITORS}
 
         # no-double-consumption
@@ -146,9 +146,9 @@ class Monitors:
         self._active = seen
         return out
 
-    def results(self) -> tuple[Verdict, ...]:
+    def results(self) -> tuple[MonitorVerdict, ...]:
         return tuple(
-            Verdict(m, rule, not self.verdicts[m], self.verdicts[m][0] if self.verdicts[m] else None, self.counts[m])
+            MonitorVerdict(m, rule, not self.verdicts[m], self.verdicts[m][0] if self.verdicts[m] else None, self.counts[m])
             for m, rule in MONITORS.items()
         )
 

@@ -40,7 +40,7 @@ from .member import STABLE, MemberProcess
 from .monitors import TickState, partitions_of
 from .rebalances import RebalanceRecord
 from .simulator import Simulation
-from .trace import Verdict
+from .trace import MonitorVerdict
 
 __all__ = ["ENGINES", "HistoryRun", "Stepper", "run_history"]
 
@@ -69,7 +69,7 @@ class HistoryRun:
     engine: str
     without: frozenset[str]
     rebalances: tuple[RebalanceRecord, ...]
-    monitors: tuple[Verdict, ...]
+    monitors: tuple[MonitorVerdict, ...]
     ticks: int
     ended: str
     follow_ups: int
@@ -84,7 +84,7 @@ class HistoryRun:
     def ok(self) -> bool:
         return all(v.ok for v in self.monitors)
 
-    def verdict(self, monitor: str) -> Verdict:
+    def verdict(self, monitor: str) -> MonitorVerdict:
         for v in self.monitors:
             if v.monitor == monitor:
                 return v

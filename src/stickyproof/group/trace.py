@@ -9,7 +9,7 @@ from ..model import TopicPartition, tp_map_to_dict
 from .config import FEATURES, GroupConfig
 from .rebalances import RebalanceRecord
 
-__all__ = ["MemberView", "GroupView", "Step", "Violation", "Verdict", "SimulationResult", "TRACE_FORMAT", "step_to_dict",
+__all__ = ["MemberView", "GroupView", "Step", "MonitorViolation", "MonitorVerdict", "SimulationResult", "TRACE_FORMAT", "step_to_dict",
            "format_partitions"]
 
 TRACE_FORMAT = "stickyproof.trace/1"
@@ -49,7 +49,7 @@ class GroupView:
 
 
 @dataclass(frozen=True)
-class Violation:
+class MonitorViolation:
     monitor: str
     tick: int
     message: str
@@ -60,13 +60,13 @@ class Violation:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class MonitorVerdict:
     """A monitor's result over the whole run: its first violation and how many ticks it failed."""
 
     monitor: str
     rule: str
     ok: bool
-    first: Violation | None = None
+    first: MonitorViolation | None = None
     count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,7 +88,7 @@ class Step:
     notes: tuple[str, ...]
     group: GroupView
     members: tuple[MemberView, ...]
-    violations: tuple[Violation, ...] = ()
+    violations: tuple[MonitorViolation, ...] = ()
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
@@ -127,7 +127,7 @@ class SimulationResult:
 
     name: str
     steps: tuple[Step, ...]
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[MonitorVerdict, ...]
     ticks: int
     settled: bool
     ended: str
@@ -142,10 +142,10 @@ class SimulationResult:
         return all(v.ok for v in self.verdicts)
 
     @property
-    def violations(self) -> tuple[Violation, ...]:
+    def violations(self) -> tuple[MonitorViolation, ...]:
         return tuple(v for s in self.steps for v in s.violations)
 
-    def verdict(self, monitor: str) -> Verdict:
+    def verdict(self, monitor: str) -> MonitorVerdict:
         for v in self.verdicts:
             if v.monitor == monitor:
                 return v

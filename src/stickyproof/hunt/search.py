@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..assignors.registry import AssignorInfo
 from ..lookup import get_assignor
-from ..grading import Contract, Limits
+from ..grading import BalanceMode, Limits
 from ..model import Scenario, jsonable, scenario_to_dict
 from ..scenarios.shrink import scenario_size, shrink_search
 from ..scenarios.space import InvalidSpace, Space, claims_invisible, space_admits
@@ -127,7 +127,7 @@ class HuntResult:
     space: Space
     min_stickiness: float | None
     limits: Limits
-    contract: Contract
+    contract: BalanceMode
     finding: Finding | None
     worst_stickiness: float | None
     worst_scenario: Scenario | None = None
@@ -302,7 +302,7 @@ def hunt(
     seed: int = 0,
     space: Space | Sequence[str] | None = None,
     min_stickiness: float | None = None,
-    contract: Contract = None,
+    contract: BalanceMode = None,
     direct: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     keep_going: bool = False,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..assignors.registry import AssignorInfo
-from ..grading import Contract, Limits, grade_assignor
+from ..grading import BalanceMode, Limits, grade_assignor
 from ..model import Scenario
 from ..oracle.grade import Grade, RunError
 from ..oracle.invariants import INVARIANTS
@@ -149,10 +149,10 @@ def judge(
     assignor: str | AssignorInfo,
     *,
     min_stickiness: float | None = None,
-    contract: Contract = None,
+    contract: BalanceMode = None,
     direct: bool = False,
     limits: Limits = Limits(assignor_seconds=10.0),
 ) -> Verdict:
     """Grade ``assignor`` on ``scenario`` (``grading.grade_assignor``) and list what failed."""
-    g = grade_assignor(scenario, assignor, direct=direct, contract=contract, limits=limits)
+    g = grade_assignor(scenario, assignor, direct=direct, balance=contract, limits=limits)
     return verdict_of(g, min_stickiness=min_stickiness)

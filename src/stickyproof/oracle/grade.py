@@ -138,8 +138,8 @@ def grade(
     contract: str | None = None,
     balance: str | None = None,
     stability: bool = True,
-    first: Assignment | None = None,
-    first_seconds: float | None = None,
+    answer: Assignment | None = None,
+    answer_seconds: float | None = None,
     leader_input: Scenario | None = None,
 ) -> Grade:
     """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
@@ -151,8 +151,8 @@ def grade(
     ``optimal_kept_view``. ``z3_query_seconds`` bounds each Z3 query; ``cpsat_work`` (deterministic
     units) and ``cpsat_seconds`` (wall-clock, a safety stop) each CP-SAT solve of the contract optimum.
     ``stability``: judge ``unstable`` (only meaningful when the assignor can see its previous
-    assignment: ``grading`` decides). ``first``: the answer ``run`` already gave for ``scenario``
-    (a history's rebalance), used as round 1 instead of calling ``run`` again; ``first_seconds``
+    assignment: ``grading`` decides). ``answer``: the answer ``run`` already gave for ``scenario``
+    (a history's rebalance), used as round 1 instead of calling ``run`` again; ``answer_seconds``
     its assign time. ``run`` still answers the determinism, follow-up and stability rounds.
     ``leader_input``: the group as the leader was handed it when that differs from the truth (a
     history's eager members revoked what they held before joining, R37, but held it all the same):
@@ -163,10 +163,10 @@ def grade(
     promise = contract_named(contract)
     mode = balance if balance is not None else promise.check(scenario)
     assign_seconds = None
-    if first is not None:
+    if answer is not None:
         if run is None:
-            raise TypeError("first= is the answer of run=: give run= too")
-        assignment, assign_seconds = first, first_seconds
+            raise TypeError("answer= is the answer of run=: give run= too")
+        assignment, assign_seconds = answer, answer_seconds
     elif run is not None:
         start = time.perf_counter()
         try:
@@ -325,9 +325,9 @@ def _balanced(
 
 
 def _run_invariants(
-    scenario: Scenario, first: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *, stability: bool = True
+    scenario: Scenario, answer: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *, stability: bool = True
 ) -> list[Violation]:
-    """``nondeterministic``: run the first round again; ``unstable``: feed the settled answer back
+    """``nondeterministic``: run the answer round again; ``unstable``: feed the settled answer back
     at the generation after the round that produced it (``settled_state``), unless ``stability`` is
     off (an assignor that cannot see its previous assignment owes no stability)."""
     found: list[Violation] = []
@@ -335,7 +335,7 @@ def _run_invariants(
         again = _call(run, scenario)
     except Exception as exc:
         return [Violation("nondeterministic", {"second_run_error": f"{type(exc).__name__}: {exc}"})]
-    diff = _first_difference(first, again)
+    diff = _first_difference(answer, again)
     if diff is not None:
         found.append(Violation("nondeterministic", diff))
     if not stability:
@@ -351,7 +351,7 @@ def _run_invariants(
 
 
 def _first_difference(a: Assignment, b: Assignment) -> dict[str, Any] | None:
-    """The first partition (sorted) whose holder or withholding differs between two answers, or None."""
+    """The answer partition (sorted) whose holder or withholding differs between two answers, or None."""
 
     def where(x: Assignment) -> dict[TopicPartition, tuple[str, ...]]:
         # Holders as a set (models/invariants.md §3): a client reads its partition list as a set, so

@@ -243,7 +243,7 @@ def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
 
 
-def subscription_bytes(s: Subscription) -> bytes:
+def raw_subscription_bytes(s: Subscription) -> bytes:
     """The member's ``ConsumerProtocolSubscription`` for a ``wire`` request: the bytes the leader
     received (``Subscription.raw``), or, when it has none (direct mode), the decoded fields
     encoded at the member's version (§3)."""
@@ -284,7 +284,7 @@ def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = F
         "group": {"topics": {t.name: _topic_document(t) for t in group.metadata.values()}, "members": members},
     }
     if wire:
-        doc["subscriptions"] = {s.member_id: _b64(subscription_bytes(s)) for s in group.members}
+        doc["subscriptions"] = {s.member_id: _b64(raw_subscription_bytes(s)) for s in group.members}
     return doc
 
 

@@ -4,7 +4,7 @@
 (``scenarios.histories``), run it through the group protocol with every member configured with the
 assignor (``group.stepper.run_history``), and grade every rebalance it recorded: the assignor is
 asked on the leader's input and judged on what the members really held (``grading.grade_assignor``
-with ``answer=`` the leader's own answer, never run again for round 1, and ``truth=``). Then one
+with ``answer=`` the leader's own answer, never run again for round 1, and ``leader_input=``). Then one
 ``history`` row with the history measures.
 
 ``source=adversarial``: sample group ``index`` of ``seed`` with the seeded sampler over the sweep's
@@ -235,10 +235,11 @@ def grade_scenario_row(
     started = time.perf_counter()
     try:
         if params.direct or answer is None:
-            grade = grade_assignor(scenario, info, direct=params.direct, truth=truth, limits=params.limits)
-        else:
-            grade = grade_assignor(scenario, info, answer=answer, answer_seconds=answer_seconds, truth=truth,
+            grade = grade_assignor(judged, info, direct=params.direct, leader_input=None if truth is None else scenario,
                                    limits=params.limits)
+        else:
+            grade = grade_assignor(judged, info, answer=answer, answer_seconds=answer_seconds,
+                                   leader_input=None if truth is None else scenario, limits=params.limits)
         row.update(grade_columns(grade, judged))
         row["assign_seconds"] = coerce("assign_seconds", grade.assign_seconds)
     except Exception as exc:  # noqa: BLE001 - a crash of the grading is the row's error, never the assignor's
