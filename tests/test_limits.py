@@ -125,3 +125,9 @@ def test_a_bounded_in_process_call_raises_at_its_limit():
     group = GroupSubscription({"t": Topic("t", 2)}, (Subscription("c1", ("t",)),), "eager")
     with pytest.raises(AssignorTimeLimit):
         info.fn(group)
+
+
+def test_every_limit_is_documented_in_one_place():
+    text = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
+    for f in fields(Limits):
+        assert f"`{f.name}` / `--{f.name.replace('_', '-')}`" in text, f"docs/limits.md does not list {f.name}"
