@@ -324,4 +324,4 @@ def test_a_query_out_of_time_raises_solver_error_rather_than_passing():
     for tp in scenario.subscribed_partitions():
         owners[min((m["id"] for m in members if tp.topic in m["topics"]), key=lambda m: (len(owners[m]), m))].append(tp)
     with pytest.raises(SolverError, match="limit"):
-        check_assignment(scenario, Assignment({m: tuple(v) for m, v in owners.items()}), timeout=1e-6)
+        check_assignment(scenario, Assignment({m: tuple(v) for m, v in owners.items()}), z3_query_seconds=1e-6)

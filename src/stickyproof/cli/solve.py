@@ -20,7 +20,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
         scenario = decoded_view(scenario, args.view)
     doc = solve_document(
-        scenario, engine=args.engine, balance=args.balance, time_limit=limits.cpsat_seconds, racks=args.racks
+        scenario, engine=args.engine, balance=args.balance, cpsat_seconds=limits.cpsat_seconds, racks=args.racks
     )
     print_json(doc)
     return 1 if doc.get("agree") is False else 0

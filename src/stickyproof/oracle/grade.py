@@ -182,7 +182,8 @@ def grade(
     # of a cooperative generation (mid-upgrade, R36/R37) revoked all it held before joining, so handing
     # its partitions on at once is safe though the truth says it held them (the truth is for stickiness).
     claims = leader_input if leader_input is not None else scenario
-    check = check_assignment(claims, assignment, balance=mode, cooperative=cooperative, only=checked, timeout=z3_query_seconds)
+    check = check_assignment(claims, assignment, balance=mode, cooperative=cooperative, only=checked,
+                             z3_query_seconds=z3_query_seconds)
     violations = list(check.violations)
 
     # Balance is judged where the group comes to rest: after the follow-up rounds of a cooperative rebalance.
@@ -201,7 +202,7 @@ def grade(
     if settled is not assignment:
         # The follow-up round is an assignment too: it may drop, duplicate or unsafely hand over what round 1 kept.
         later = check_assignment(
-            settled_state, settled, balance=mode, cooperative=cooperative, timeout=z3_query_seconds,
+            settled_state, settled, balance=mode, cooperative=cooperative, z3_query_seconds=z3_query_seconds,
             only=[i for i in ASSIGNMENT_INVARIANTS if i != "imbalance"],
         )
         violations.extend(Violation(v.invariant, {**v.witness, "round": follow_ups + 1}) for v in later.violations)
@@ -319,7 +320,8 @@ def _balanced(
             out[mode] = known[mode]
             continue
         # The settled assignment withholds nothing, so it is judged as an eager one.
-        result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",), timeout=z3_query_seconds)
+        result = check_assignment(scenario, settled, balance=mode, cooperative=False, only=("imbalance",),
+                                  z3_query_seconds=z3_query_seconds)
         out[mode] = not result.violations
     return out, ("imbalance",) if pending else ()
 

@@ -30,10 +30,11 @@ def solve(
     *,
     engine: str = "cpsat",
     balance: str = "global",
-    time_limit: float | None = None,
+    cpsat_seconds: float | None = None,
     racks: bool = False,
 ) -> tuple[SolveResult, ...]:
-    """The results of the chosen engine(s), CP-SAT first for ``both``."""
+    """The results of the chosen engine(s), CP-SAT first for ``both``; ``cpsat_seconds`` bounds the
+    CP-SAT solve (``Limits.cpsat_seconds``; its ``SolveResult.time_limit`` records it)."""
     check_balance_mode(balance)
     if engine not in ENGINES:
         raise InvalidScenario("engine", f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
@@ -42,7 +43,7 @@ def solve(
 
     out = []
     if engine in ("cpsat", "both"):
-        out.append(solve_cpsat(scenario, balance=balance, time_limit=time_limit, racks=racks))
+        out.append(solve_cpsat(scenario, balance=balance, time_limit=cpsat_seconds, racks=racks))
     if engine in ("flow", "both"):
         out.append(solve_flow(scenario, balance=balance, racks=racks))
     return tuple(out)
@@ -53,11 +54,11 @@ def solve_document(
     *,
     engine: str = "cpsat",
     balance: str = "global",
-    time_limit: float | None = None,
+    cpsat_seconds: float | None = None,
     racks: bool = False,
 ) -> dict[str, Any]:
     """The ``stickyproof solve`` output document."""
-    results = solve(scenario, engine=engine, balance=balance, time_limit=time_limit, racks=racks)
+    results = solve(scenario, engine=engine, balance=balance, cpsat_seconds=cpsat_seconds, racks=racks)
     doc = results[0].to_dict()
     if engine == "both":
         cp, fl = results

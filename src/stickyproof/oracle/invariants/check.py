@@ -36,7 +36,7 @@ def check_assignment(
     cooperative: bool | None = None,
     only: Iterable[str] | None = None,
     max_witnesses: int = 1,
-    timeout: float | None = None,
+    z3_query_seconds: float | None = None,
 ) -> CheckResult:
     """Check ``assignment`` against every invariant of one assignment (models/invariants.md §2).
 
@@ -45,7 +45,7 @@ def check_assignment(
     raises ``InvalidScenario``.
     ``cooperative``: None means ``scenario.protocol == "cooperative"``. ``only`` restricts the
     check to some invariants. Each broken invariant yields up to ``max_witnesses`` violations,
-    each with a witness from its own Z3 model. ``timeout`` (seconds) bounds each Z3 query; a
+    each with a witness from its own Z3 model. ``z3_query_seconds`` bounds each Z3 query; a
     query that runs out raises ``SolverError`` rather than passing.
     """
     if balance is None:
@@ -58,6 +58,7 @@ def check_assignment(
         )
     if max_witnesses < 1:
         raise InvalidScenario("max_witnesses", f"must be at least 1, got {max_witnesses}")
+    timeout = z3_query_seconds  # the check_* functions' name for it: seconds of one Z3 query
     coop = scenario.protocol == "cooperative" if cooperative is None else bool(cooperative)
     wanted = set(ASSIGNMENT_INVARIANTS if only is None else only)
     unknown = wanted - set(ASSIGNMENT_INVARIANTS)
