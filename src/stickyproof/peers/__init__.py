@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 BUILD_SCRIPTS = {"franz-go": "peers/franz-go/build.sh", "kafka-java": "peers/kafka-java/build.sh"}
-PREFIXES = ("exec:", "kafka-python:") + tuple(f"{peer}:" for peer in BUILD_SCRIPTS)
+REGISTRY_PEERS = ("kafka-go", "kafkajs")
+"""Peers whose harness is built from the client's registry on first use (``builds``): each module's ``resolve``."""
+PREFIXES = ("exec:", "kafka-python:") + tuple(f"{peer}:" for peer in (*BUILD_SCRIPTS, *REGISTRY_PEERS))
 
 _RESOLVED: dict[Any, AssignorInfo] = {}
 _LOCK = threading.Lock()
@@ -94,6 +96,14 @@ def _resolve_new(name: str) -> AssignorInfo | None:
         from .kafka_python import kafka_python_assignor
 
         return kafka_python_assignor(rest)
+    if prefix == "kafka-go":
+        from .kafka_go import resolve as kafka_go
+
+        return kafka_go(rest)
+    if prefix == "kafkajs":
+        from .kafkajs import resolve as kafkajs
+
+        return kafkajs(rest)
     if prefix in BUILD_SCRIPTS:
         assignors = manifest(prefix)
         if rest not in assignors:
