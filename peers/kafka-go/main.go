@@ -90,10 +90,10 @@ type failure struct {
 }
 
 type answer struct {
-	ID            int64                     `json:"id"`
-	Assignment    map[string]map[string]any `json:"assignment,omitempty"`
-	AssignSeconds *float64                  `json:"assign_seconds,omitempty"`
-	Error         *failure                  `json:"error,omitempty"`
+	ID            int64                      `json:"id"`
+	Assignment    *map[string]map[string]any `json:"assignment,omitempty"` // a pointer: an empty plan is still sent
+	AssignSeconds *float64                   `json:"assign_seconds,omitempty"`
+	Error         *failure                   `json:"error,omitempty"`
 }
 
 func main() {
@@ -174,7 +174,7 @@ func serve(balancer kafka.GroupBalancer, kafkaGoMembers bool, line []byte) answe
 		}
 		assignment[member] = mine
 	}
-	return answer{ID: id, Assignment: assignment, AssignSeconds: &seconds}
+	return answer{ID: id, Assignment: &assignment, AssignSeconds: &seconds}
 }
 
 // lead is ConsumerGroup.assignTopicPartitions after the balancer was found by the group's
