@@ -1,6 +1,7 @@
 """Assignors that are not stickyproof's: other clients' and languages', and user code kept at arm's length.
 
     resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME, kafka-java:NAME
+                                                  kafka-go:NAME[@VERSION], kafkajs:NAME[@VERSION] (built from their registries)
     isolated_user_assignor(ref) -> AssignorInfo   module:callable in a worker process (isolated.py)
 
 ``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``franz-go:`` and
