@@ -71,12 +71,26 @@ def _kafka_java(rest: str) -> AssignorInfo:
     return built_harness("kafka-java", rest)
 
 
+def _kafka_go(rest: str) -> AssignorInfo:
+    from .peers.kafka_go import resolve
+
+    return resolve(rest)
+
+
+def _kafkajs(rest: str) -> AssignorInfo:
+    from .peers.kafkajs import resolve
+
+    return resolve(rest)
+
+
 #: Every client adapter, one row each; the prefix is what a user writes before the colon.
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter("exec", _exec, "any program speaking models/assignor-protocol.md", "the command after the colon"),
     Adapter("kafka-python", _kafka_python, "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
     Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client", "a harness built by peers/kafka-java/build.sh"),
     Adapter("franz-go", _franz_go, "franz-go (Go)", "a harness built by peers/franz-go/build.sh"),
+    Adapter("kafka-go", _kafka_go, "segmentio/kafka-go (Go)", "built from the Go module proxy on first use"),
+    Adapter("kafkajs", _kafkajs, "KafkaJS (Node)", "installed from npm on first use"),
 )
 _BY_PREFIX = {a.prefix: a for a in ADAPTERS}
 

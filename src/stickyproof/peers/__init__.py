@@ -7,6 +7,8 @@ calls for names ``PREFIX:REST`` (its ``ADAPTERS`` table: one row per adapter):
     kafka_python.py   kafka-python:NAME  kafka-python's own assignors in process, through its leader code path
     built_harness()   franz-go:NAME, kafka-java:NAME   ``exec:`` with a harness built by
                       ``peers/<peer>/build.sh``, found through the manifest the build writes
+    kafka_go.py       kafka-go:NAME[@VERSION]   a Go harness built from the module proxy (``builds``)
+    kafkajs.py        kafkajs:NAME[@VERSION]    a Node harness installed with npm (``builds``)
     isolated.py       module:callable    a user's Python assignor in a worker process
 
 How a peer is led (its ``AssignorInfo``): the name is what the user wrote (``franz-go:sticky``),
