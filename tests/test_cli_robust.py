@@ -466,17 +466,17 @@ def test_after_ctrl_c_a_half_built_objects_finalizer_prints_nothing():
     # after "interrupted", and Python printed "Exception ignored in ..." with a traceback
     done = run_script(
         "import sys\n"
-        "from stickyproof import cli\n"
-        "restore = cli._watch_interrupts()\n"
+        "from stickyproof.cli import interrupts\n"
+        "restore = interrupts.watch()\n"
         "class Half:\n"
         "    def __init__(self):\n"
-        "        cli._on_sigint(2, None)\n"
+        "        interrupts.on_sigint(2, None)\n"
         "    def __del__(self):\n"
         "        self.params\n"
         "try:\n"
         "    Half()\n"
         "except KeyboardInterrupt:\n"
-        "    code = cli._interrupted()\n"
+        "    code = interrupts.interrupted()\n"
         "sys.exit(code)\n"
     )
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
@@ -487,11 +487,11 @@ def test_ctrl_c_landing_in_a_gc_callback_reaches_the_command():
     # KeyboardInterrupt") and ran on until the watchdog ended it
     done = run_script(
         "import gc, sys\n"
-        "from stickyproof import cli\n"
-        "restore = cli._watch_interrupts()\n"
+        "from stickyproof.cli import interrupts\n"
+        "restore = interrupts.watch()\n"
         "def once(phase, info):\n"
         "    gc.callbacks.remove(once)\n"
-        "    cli._on_sigint(2, None)\n"
+        "    interrupts.on_sigint(2, None)\n"
         "gc.callbacks.append(once)\n"
         "try:\n"
         "    gc.collect()\n"
@@ -500,7 +500,7 @@ def test_ctrl_c_landing_in_a_gc_callback_reaches_the_command():
         "    print('the command never heard of it')\n"
         "    code = 0\n"
         "except KeyboardInterrupt:\n"
-        "    code = cli._interrupted()\n"
+        "    code = interrupts.interrupted()\n"
         "sys.exit(code)\n"
     )
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
@@ -508,8 +508,8 @@ def test_ctrl_c_landing_in_a_gc_callback_reaches_the_command():
 
 def test_without_ctrl_c_an_unraisable_error_is_still_printed():
     done = run_script(
-        "from stickyproof import cli\n"
-        "restore = cli._watch_interrupts()\n"
+        "from stickyproof.cli import interrupts\n"
+        "restore = interrupts.watch()\n"
         "class Broken:\n"
         "    def __del__(self):\n"
         "        raise ValueError('a finalizer bug')\n"
@@ -522,10 +522,10 @@ def test_ctrl_c_inside_a_long_solver_call_ends_the_process_after_the_grace():
     # Python raises KeyboardInterrupt only between bytecodes, never inside one Z3 check (ctrl_c off,
     # as the solver commands set it; here the pigeonhole principle, 14 into 13, which Z3 does not
     # finish in minutes): the watchdog ends the process itself once INTERRUPT_GRACE_SECONDS passed
-    from stickyproof.cli import INTERRUPT_GRACE_SECONDS
+    from stickyproof.cli.interrupts import INTERRUPT_GRACE_SECONDS
 
     script = (
-        "import z3\nfrom stickyproof import cli\nrestore = cli._watch_interrupts()\nz3.set_param('ctrl_c', False)\n"
+        "import z3\nfrom stickyproof.cli import interrupts\nrestore = interrupts.watch()\ninterrupts.leave_ctrl_c_to_python()\n"
         "n = 14\nx = [[z3.Bool(f'p{i}_{j}') for j in range(n - 1)] for i in range(n)]\ns = z3.Solver()\n"
         "for i in range(n):\n    s.add(z3.Or(x[i]))\n"
         "for j in range(n - 1):\n    for i in range(n):\n        for k in range(i + 1, n):\n"
@@ -544,6 +544,103 @@ def test_ctrl_c_inside_a_long_solver_call_ends_the_process_after_the_grace():
         proc.kill()  # a process that ignored Ctrl-C must not outlive the test
     assert (proc.returncode, out, err) == (130, "", "interrupted\n")
     assert time.monotonic() - started >= INTERRUPT_GRACE_SECONDS - 0.1
+
+
+GOLOMB_13 = (  # the shortest Golomb ruler with 13 marks: CP-SAT does not prove it in minutes
+    "from ortools.sat.python import cp_model\n"
+    "model = cp_model.CpModel()\n"
+    "x = [model.new_int_var(0, 169, f'x{i}') for i in range(13)]\n"
+    "model.add(x[0] == 0)\n"
+    "for i in range(12):\n    model.add(x[i] < x[i + 1])\n"
+    "model.add_all_different([x[j] - x[i] for i in range(13) for j in range(i + 1, 13)])\n"
+    "model.minimize(x[-1])\n"
+    "solver = cp_model.CpSolver()\n"
+    "solver.parameters.max_time_in_seconds = 120\n"
+)
+
+
+def test_ctrl_c_inside_a_cp_sat_solve_stops_the_search_at_once():
+    # CP-SAT's own SIGINT handler would stop the search and return its incumbent as if time had run
+    # out (the command then printed a FEASIBLE answer); the oracle's solve_interruptibly leaves the
+    # signal to Python and stops the search itself, so KeyboardInterrupt reaches the command at
+    # once, not after the watchdog's grace (the child prints when, on the machine's monotonic
+    # clock; OR-Tools then takes seconds to exit, which is not the point here)
+    from stickyproof.cli.interrupts import INTERRUPT_GRACE_SECONDS
+
+    script = (
+        GOLOMB_13 + "import sys, time\nfrom stickyproof.cli import interrupts\nfrom stickyproof.oracle.optimal import solve_model\n"
+        "restore = interrupts.watch()\nprint('ready', flush=True)\n"
+        "try:\n    print(solve_model(solver, model))\n    code = 0\n"
+        "except KeyboardInterrupt:\n    print(time.monotonic(), flush=True)\n    code = interrupts.interrupted()\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": SRC}, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(1.0)  # inside the search
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # a process that ignored Ctrl-C must not outlive the test
+    assert (proc.returncode, err) == (130, "interrupted\n")
+    assert float(out) - started < INTERRUPT_GRACE_SECONDS / 3  # the search stopped, not the watchdog
+
+
+def test_after_a_cp_sat_solve_ctrl_c_still_reaches_python():
+    # CP-SAT, left to catch SIGINT, sets it to the system default when a solve returns: a later
+    # Ctrl-C killed the process without a word. The oracle's solves leave the handler as it was
+    done = run_script(
+        "import os, signal, time\n"
+        "from ortools.sat.python import cp_model\n"
+        "from stickyproof.oracle.optimal import solve_model\n"
+        "model = cp_model.CpModel()\nx = model.new_int_var(0, 5, 'x')\nmodel.maximize(x)\n"
+        "print(solve_model(cp_model.CpSolver(), model))\n"
+        "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(5)\n    print('lost')\n"
+        "except KeyboardInterrupt:\n    print('reached python')\n"
+    )
+    assert (done.returncode, done.stdout) == (0, "OPTIMAL\nreached python\n")
+
+
+def test_no_code_patches_a_solver_at_import_or_during_a_run():
+    # the command line once replaced CpSolver.solve process-wide; the solvers' classes and modules
+    # must come out of importing every stickyproof module and running the solver commands (the
+    # real-process path, watchdog included) exactly as OR-Tools and Z3 made them
+    done = run_script(
+        "import importlib, io, pkgutil, sys, types\n"
+        "import z3\n"
+        "from ortools.sat.python import cp_model\n"
+        "from ortools.graph.python import min_cost_flow\n"
+        "def attributes():\n"
+        "    out = {}\n"
+        "    for c in (cp_model.CpSolver, cp_model.CpModel, cp_model.CpSolverSolutionCallback,\n"
+        "              min_cost_flow.SimpleMinCostFlow, z3.Solver, z3.Optimize, z3.Context):\n"
+        "        out.update({(c.__qualname__, k): v for k, v in vars(c).items()})\n"
+        "    for m in (cp_model, min_cost_flow, z3, sys.modules['z3.z3']):\n"
+        "        out.update({(m.__name__, k): v for k, v in vars(m).items()\n"
+        "                    if isinstance(v, (type, types.FunctionType, types.BuiltinFunctionType))})\n"
+        "    return out\n"
+        "before = attributes()\n"
+        "import stickyproof\n"
+        "for info in pkgutil.walk_packages(stickyproof.__path__, 'stickyproof.'):\n"
+        "    if not info.name.endswith('__main__'):\n"
+        "        importlib.import_module(info.name)\n"
+        "after_import = attributes()\n"
+        "from stickyproof.cli import main\n"
+        "codes = []\n"
+        "for argv in (['solve', '--engine', 'both', 'kip429-new-member'],\n"
+        "             ['grade', '--assignor', 'cooperative-sticky', 'kip429-new-member']):\n"
+        "    sys.argv, sys.stdout = ['stickyproof', *argv], io.StringIO()\n"
+        "    codes.append(main())\n"
+        "sys.stdout = sys.__stdout__\n"
+        "after_run = attributes()\n"
+        "def changed(a, b):\n"
+        "    return sorted(str(k) for k in set(a) | set(b) if a.get(k, changed) is not b.get(k, changed))\n"
+        "print(codes, changed(before, after_import), changed(before, after_run))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[0, 0] [] []\n"
 
 
 def test_ctrl_c_while_the_command_line_imports_is_exit_130_and_one_line():

@@ -2,7 +2,7 @@
 
 The command line (``stickyproof.cli``) imports every command module, a quarter of a second: a
 Ctrl-C pressed in that time would print a ``KeyboardInterrupt`` traceback, since ``cli.main``'s own
-handling (exit 130 and one line) is not running yet. This module imports it under that rule.
+handling (exit 130 and one line, ``cli/interrupts.py``) is not running yet. This module imports it under that rule.
 """
 
 from __future__ import annotations

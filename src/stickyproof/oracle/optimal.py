@@ -15,6 +15,7 @@ bound and gap.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from .flow import certified_solution, uniform_quota
 from .result import Objective, SolveResult, check_balance_mode
 from .windows import load_windows
 
-__all__ = ["BalanceSpec", "CpVars", "build_aggregated", "build_per_partition", "read_assignment", "solve_cpsat", "solve_model", "MODELS"]
+__all__ = ["BalanceSpec", "CpVars", "build_aggregated", "build_per_partition", "read_assignment", "solve_cpsat", "solve_interruptibly", "solve_model", "MODELS"]
 
 MODELS = ("aggregated", "per-partition")
 
@@ -266,10 +267,51 @@ def _run(model: Any, time_limit: float | None, workers: int, seed: int, *, preso
     return solver, solve_model(solver, model)
 
 
-def solve_model(solver: Any, model: Any, what: str = "the model") -> str:
-    """``solver.solve(model)`` with OR-Tools' failures translated (``SolverError``); the status name."""
+def solve_interruptibly(solver: Any, model: Any) -> Any:
+    """``solver.solve(model)`` that Ctrl-C stops at once: the search ends and ``KeyboardInterrupt``
+    reaches the caller. Every CP-SAT solve of the oracle goes through here (``solve_model``).
+
+    CP-SAT takes SIGINT for itself by default: it stops its search, returns the incumbent as if
+    its time had run out (a FEASIBLE answer the caller would report as the grade) and, when it
+    returns, leaves SIGINT at the system default, so a later Ctrl-C kills the process without a
+    word. So ``catch_sigint_signal`` is off on this solver and the signal reaches Python; since
+    Python handles it only between bytecodes, never inside the C search, the main thread waits
+    for the search in a helper thread, a wait Ctrl-C interrupts: it then stops the search
+    (``stop_search``), waits for it to end and re-raises. The solver and the process are
+    otherwise untouched. In any other thread (where no signal arrives) it solves in place."""
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)
+    outcome: dict[str, Any] = {}
+
+    def search() -> None:
+        try:
+            outcome["status"] = solver.solve(model)
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    searching = threading.Thread(target=search, name="stickyproof-cp-sat", daemon=True)
+    searching.start()
     try:
-        status = solver.solve(model)
+        searching.join()
+    except BaseException:
+        while searching.is_alive():  # asked again until it ends: the search may not have begun
+            solver.stop_search()
+            try:
+                searching.join(0.01)
+            except KeyboardInterrupt:  # a second Ctrl-C: the first is on its way already
+                pass
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["status"]
+
+
+def solve_model(solver: Any, model: Any, what: str = "the model") -> str:
+    """``solver.solve(model)`` with OR-Tools' failures translated (``SolverError``); the status name.
+    Ctrl-C stops it (``solve_interruptibly``)."""
+    try:
+        status = solve_interruptibly(solver, model)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise SolverError(f"CP-SAT failed on {what}: {exc}") from exc
     name = solver.status_name(status)
