@@ -30,7 +30,7 @@ import z3
 
 from .explicit import GENERATIONS, GHOSTS, Compiled, SearchResult, _Emitter
 
-__all__ = ["Vectorized", "vectorize", "search_frontiers"]
+__all__ = ["Vectorized", "vectorize", "search_frontiers", "reachable_within", "restrict"]
 
 
 class _ArrayEmitter(_Emitter):
@@ -215,3 +215,37 @@ def search_frontiers(vec: Vectorized, prop: str, depth: int, time_limit: float |
         if time_limit is not None and time.perf_counter() - start > time_limit and d < depth:
             return result(False, d, False)
     return result(False, depth, False)
+
+
+def reachable_within(vec: Vectorized, F: np.ndarray, steps: int) -> np.ndarray:
+    """Every state reachable from a column of ``F`` in at most ``steps`` steps, each once (no renaming,
+    no renumbering: trace validation reads members and generations as they are)."""
+    seen: set = set()
+
+    def fresh(X: np.ndarray) -> np.ndarray:
+        view = vec.keys(X).view(f"V{8 * vec.words}").ravel()
+        uniq, idx = np.unique(view, return_index=True)
+        keep = [i for i, b in zip(idx.tolist(), uniq.tolist()) if b not in seen]
+        seen.update(uniq.tolist())
+        return X[:, keep]
+
+    level = fresh(F)
+    parts = [level]
+    for _ in range(steps):
+        if level.shape[1] == 0:
+            break
+        level = fresh(vec.successors(level))
+        parts.append(level)
+    return np.concatenate(parts, axis=1)
+
+
+def restrict(vec: Vectorized, F: np.ndarray, allowed: dict[tuple[str, tuple[int, ...]], Any]) -> np.ndarray:
+    """The columns of ``F`` whose variables take allowed values: ``allowed`` maps a slot
+    (``("own", (0, 0))``) to the values it may have (Booleans as 0/1)."""
+    pos = {slot: i for i, slot in enumerate(vec.compiled.slots)}
+    mask = np.ones(F.shape[1], dtype=bool)
+    for slot, values in allowed.items():
+        row = F[pos[slot]]
+        values = [int(x) for x in values]
+        mask &= (row == values[0]) if len(values) == 1 else np.isin(row, values)
+    return F[:, mask]
