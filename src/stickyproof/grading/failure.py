@@ -18,7 +18,7 @@ A graded group *fails* when, most severe first (``FAILURE_KINDS``):
 Signatures tell failures of one kind apart, in one scheme, ``<kind>[:<qualifier>...]``:
 
     an invariant, stickiness   the kind alone                    ``duplicate``
-    an assignor error          ``<kind>:<type>:<message shape>``  ``error:KeyError:'_' not found at N``
+    an assignor error          ``<kind>:<type>:<message shape>``  ``error:KeyError:'_'`` (for ``KeyError('c3')``)
     a crash of the grading     ``error:<stage>:<type>``           ``error:grade:SolverError``
 
 The message shape blanks out what names this group's members, topics and numbers, so one
