@@ -363,7 +363,7 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
     except Exception as exc:  # noqa: BLE001
         return failed("draw", exc)
     try:
-        run = run_history(history, info, assignor_seconds=params.assignor_seconds)
+        run = run_history(history, info, assignor_seconds=params.limits.assignor_seconds)
     except Exception as exc:  # noqa: BLE001 - the protocol itself crashed: the history's error
         return failed("run", exc)
     rows = [rebalance_row(seed, index, history.scale, info, record, params) for record in run.rebalances]
