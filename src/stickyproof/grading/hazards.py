@@ -24,6 +24,7 @@ from typing import Iterable
 from ..assignors.registry import AssignorInfo
 from ..model import Scenario
 from ..oracle.grade import Grade
+from .failure import run_error_kind
 
 __all__ = ["HazardLabel", "RULES", "label_failures", "CATEGORIES"]
 
@@ -127,12 +128,13 @@ def _rule_for(scenario: Scenario, info: AssignorInfo, failure: str, witness: dic
 
 
 def label_failures(scenario: Scenario, info: AssignorInfo, grade: Grade) -> tuple[HazardLabel, ...]:
-    """One label per failure of ``grade`` that a known behaviour of Kafka's own assignor explains."""
+    """One label per failure of ``grade`` that a known behaviour of Kafka's own assignor explains
+    (the failures as ``failure.verdict_of`` names them: a time limit is ``time-limit``, never ``error``)."""
     if info.user or grade.valid:
         return ()
     failures: Iterable[tuple[str, dict]] = [(v.invariant, dict(v.witness)) for v in grade.violations]
     if grade.run_error is not None:
-        failures = [("error", {"message": grade.run_error.message}), *failures]
+        failures = [(run_error_kind(grade.run_error), {"message": grade.run_error.message}), *failures]
     java = grade.run_error.kafka_exception if grade.run_error is not None else None
     out: list[HazardLabel] = []
     seen: set[str] = set()

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..assignors.registry import AssignorInfo
 from ..lookup import get_assignor
 from ..grading import BalanceMode, Limits
+from ..grading.failure import ERROR_KINDS, shows
 from ..model import Scenario, jsonable, scenario_to_dict
 from ..scenarios.shrink import scenario_size, shrink_search
 from ..scenarios.space import InvalidSpace, Space, claims_invisible, space_admits
@@ -409,7 +410,7 @@ def _shrink_finding(
     current, current_verdict = failing, verdict
     wanted = wanted or verdict.first
     assert wanted is not None
-    error_type = verdict.run_error.type if wanted in ("error", "time-limit") and verdict.run_error else None
+    error_type = verdict.run_error.type if wanted in ERROR_KINDS and verdict.run_error else None
     evaluations, stopped_by = 0, "done"
     while True:
         target = wanted
@@ -417,12 +418,7 @@ def _shrink_finding(
         def still_fails(candidate: Scenario, target: str = target) -> bool:
             if not space_admits(space, candidate):
                 return False
-            judged = judge_one(candidate)
-            if target not in judged.failures:
-                return False
-            return error_type is None or target not in ("error", "time-limit") or (
-                judged.run_error is not None and judged.run_error.type == error_type
-            )
+            return shows(judge_one(candidate), target, error_type)
 
         def report(done: int, s: Scenario, target: str = target, spent: int = evaluations) -> None:
             if progress is not None:

@@ -35,6 +35,7 @@ __all__ = [
     "invariant_column",
     "monitor_column",
     "is_failing",
+    "with_failing",
     "REBALANCE",
     "HISTORY",
 ]
@@ -138,6 +139,11 @@ REBALANCE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("solve_seconds", "float"),
     ("grade_seconds", "float"),
     ("error", "str"),
+    # what failed (grading.failure): the verdict's failure kinds, the first one's signature, and
+    # whether the row fails at all (a verdict with failures, or a crash of the grading)
+    ("failures", "str"),
+    ("signature", "str"),
+    ("failing", "bool"),
     ("hazards", "str"),
     ("hazard_categories", "str"),
     ("unexpected", "str"),
@@ -237,5 +243,17 @@ def monitor_column(monitor: str) -> str:
 
 
 def is_failing(row: Mapping[str, Any]) -> bool:
-    """A rebalance row that broke a promise (``valid`` false) or whose grading crashed (``error`` without a verdict)."""
-    return row.get("valid") is False or (row.get("valid") is None and bool(row.get("error")) and not row.get("skipped"))
+    """A rebalance row that broke a promise (``valid`` false) or whose grading crashed (``error`` without a
+    verdict): ``grading.failure.failing_row``, the one definition."""
+    from ..grading.failure import failing_row
+
+    return failing_row(row)
+
+
+def with_failing(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its ``failing`` column set by the one definition (null on a history row): every
+    row a task returns passes here before it is written (``job.map_slots``), so readers of the rows
+    (summary, findings, triage, report) read the column instead of deciding again."""
+    if isinstance(row, dict) and row.get("kind") == REBALANCE:  # anything else fails its Arrow batch later
+        row["failing"] = is_failing(row)
+    return row

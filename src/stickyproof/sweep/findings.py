@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..grading.failure import crash_signature, crashed_row
 from .columns import MONITORS, monitor_column
 from .store import failure_file_name, history_file_name
 
@@ -80,11 +81,9 @@ class Finding:
 
 
 def error_kind(error: str | None) -> str:
-    """``grade: SolverError: ...`` -> ``error:grade:SolverError``."""
-    parts = [p.strip() for p in (error or "").split(":", 2)]
-    if len(parts) >= 2 and parts[1] and " " not in parts[1]:
-        return f"error:{parts[0]}:{parts[1]}"
-    return f"error:{parts[0] or 'unknown'}"
+    """``grade: SolverError: ...`` -> ``error:grade:SolverError``: a crash's signature
+    (``grading.failure.crash_signature``)."""
+    return crash_signature(error)
 
 
 def parse_hazards(text: Any) -> list[tuple[str, str]]:
@@ -160,9 +159,8 @@ def _row_failures(row: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
     if isinstance(unexpected, str) and unexpected:
         for failure in unexpected.split(","):
             yield "unexpected", f"{row['assignor']}: {failure}", f"{failure} with no known cause", failure
-    valid, error = row.get("valid"), row.get("error")
-    if (valid is None or valid != valid) and isinstance(error, str) and error:
-        kind = error_kind(error)
+    if crashed_row(row):
+        kind = crash_signature(row.get("error"))
         yield "unexpected", f"{row['assignor']}: {kind}", f"the grading crashed ({kind})", kind
 
 
@@ -195,7 +193,7 @@ def collect_findings(rebalances: Iterable[Mapping[str, Any]], histories: Iterabl
         assignor = str(row["assignor"])
         causes: list[tuple[str, str, str]]
         if crashed:
-            kind = error_kind(error)
+            kind = crash_signature(error)
             causes = [("unexpected", f"{assignor}: {kind}", f"the history run crashed ({kind})")]
             failed = [kind]
         elif _historical(assignor):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import SweepError
-from .columns import HISTORY, REBALANCE, arrow_schema, empty_row
+from .columns import HISTORY, REBALANCE, arrow_schema, empty_row, with_failing
 from .plan import Chunk, Task, plan_chunks
 from .rows import ADVERSARIAL, TaskFn, TaskParams, error_text, run_task
 from .store import SweepDir
@@ -92,7 +92,7 @@ def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, ta
                     try:
                         parts.append(pa.RecordBatch.from_pylist(group, schema=schema))
                     except Exception as exc:  # noqa: BLE001
-                        bad = crash_rows(seed, task, params, error_text("row", exc))
+                        bad = [with_failing(r) for r in crash_rows(seed, task, params, error_text("row", exc))]
                         parts.append(pa.RecordBatch.from_pylist(bad, schema=schema))
                 out = pa.Table.from_batches(parts, schema=schema).combine_chunks().to_batches()[0]
             pending.clear()
@@ -106,6 +106,7 @@ def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, ta
                         group = list(task_fn(seed, task.index, task.assignor, params))
                     except Exception as exc:  # noqa: BLE001 - a crash is a row, never a failed job
                         group = crash_rows(seed, task, params, error_text("task", exc))
+                    group = [with_failing(r) for r in group]  # the one definition of a failing row
                     pending.append((task, group))
                     size += len(group)
                     if size >= _BATCH_ROWS:

@@ -175,6 +175,9 @@ def _findings(findings: Sequence[Finding], cases: Sequence[Any]) -> str:
             if case is not None and case.shrunk_size:
                 replay.append(f"<span class=muted>shrunk {case.original_size} -> {case.shrunk_size} "
                               "(members, topics, partitions)</span>")
+            if case is not None and case.path is not None:
+                replay.append("<span class=muted>a regression file with its verdict: copy it into tests/regressions/ "
+                              "(docs/sweep.md)</span>")
             rows.append((html.escape(f.rule), html.escape(f.text),
                          html.escape(", ".join(f"{k} {v}" for k, v in sorted(f.assignors.items()))),
                          html.escape(", ".join(f"{k} {v}" for k, v in sorted(f.failures.items()))),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ..grading import Limits
+from ..grading.failure import Verdict, verdict_of
 from ..model import Assignment, Scenario, dump_json, jsonable, scenario_to_dict
 from .columns import (
     BALANCE_MODES,
@@ -60,6 +61,7 @@ __all__ = [
     "scenario_hash",
     "features_of",
     "truth_of",
+    "failure_document",
 ]
 
 MAIN = "main"
@@ -148,15 +150,6 @@ def _bounded(items: list[Any]) -> str:
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 3] + "..."
 
 
-def _failures(grade: Any) -> list[str]:
-    """What a grade failed, by name: each violated invariant id, and ``error`` when the assignor threw."""
-    out = ["error"] if getattr(grade, "run_error", None) is not None else []
-    for v in grade.violations:
-        if v.invariant not in out:
-            out.append(v.invariant)
-    return out
-
-
 def grade_columns(grade: Any, truth: Scenario) -> dict[str, Any]:
     """The grade's columns of a rebalance row (models/invariants.md §4)."""
     from ..oracle.claims import current_owners
@@ -196,8 +189,11 @@ def grade_columns(grade: Any, truth: Scenario) -> dict[str, Any]:
         # ``failure:rule`` pairs (``nonexistent:K1,unstable:K1``): which failure each label explains.
         row["hazards"] = ",".join(dict.fromkeys(f"{label.failure}:{label.rule}" for label in labels))
         row["hazard_categories"] = ",".join(dict.fromkeys(label.category for label in labels))
+    verdict = verdict_of(grade)
+    row["failures"] = ",".join(verdict.failures) or None
+    row["signature"] = verdict.signature(verdict.first) if verdict.first else None
     explained = {label.failure for label in labels}
-    unexpected = [f for f in _failures(grade) if f not in explained]
+    unexpected = [f for f in verdict.failures if f not in explained]
     row["unexpected"] = ",".join(unexpected) or None
     return row
 
@@ -233,6 +229,7 @@ def grade_scenario_row(
         row["skipped"] = f"{scenario.protocol} protocol unsupported (R36)"
         return row
     started = time.perf_counter()
+    verdict = None
     try:
         if params.direct or answer is None:
             grade = grade_assignor(judged, info, direct=params.direct, leader_input=None if truth is None else scenario,
@@ -242,13 +239,37 @@ def grade_scenario_row(
                                    leader_input=None if truth is None else scenario, limits=params.limits)
         row.update(grade_columns(grade, judged))
         row["assign_seconds"] = coerce("assign_seconds", grade.assign_seconds)
+        verdict = verdict_of(grade)
     except Exception as exc:  # noqa: BLE001 - a crash of the grading is the row's error, never the assignor's
         row["valid"] = None
         row["error"] = error_text("grade", exc)
     row["grade_seconds"] = time.perf_counter() - started
     if is_failing(row):
-        row["scenario"] = dump_json(scenario_to_dict(scenario))
+        on_truth = truth is not None and truth != scenario
+        row["scenario"] = dump_json(failure_document(row, scenario, verdict, params, judged_on_truth=on_truth))
     return row
+
+
+def failure_document(row: dict[str, Any], scenario: Scenario, verdict: Verdict | None, params: TaskParams, *,
+                     judged_on_truth: bool = False) -> dict[str, Any]:
+    """What ``DIR/failures/<seed>-<index>-<rebalance>-<assignor>.json`` holds: the leader input and,
+    when the assignor has a verdict, its ``expect`` block as a regression file carries it
+    (``grading.regression``): the failure kinds (the grade's ``valid`` and violations) or the
+    assignor's error (its type; its message in the mechanism). A crash of the grading has no verdict
+    on the assignor: the bare leader input."""
+    from ..grading.regression import regression_document
+    from .store import failure_file_name
+
+    if verdict is None or not verdict.failed:
+        return scenario_to_dict(scenario)
+    where = f"{row.get('source')} seed {row.get('seed')} index {row.get('index')} rebalance {row.get('rebalance')}"
+    found_by = f"Failed in a sweep ({where})"
+    if judged_on_truth:
+        found_by += (", judged on what the members really held (R37), which this file's claims may not show: "
+                     "it replays only where the failure shows on the claims alone (the triage checks that)")
+    name = failure_file_name(row["seed"], row["index"], row.get("rebalance"), str(row["assignor"]))[: -len(".json")]
+    return regression_document(scenario, verdict, name=name, assignor=str(row["assignor"]), found_by=found_by,
+                               direct=params.direct)
 
 
 # ------------------------------------------------------------------------------------------

@@ -225,8 +225,7 @@ def run_sweep(
         summary = summarize_frame(sweep_dir.root, rebalances, histories)
         from .findings import collect_findings
 
-        failing = rebalances[(rebalances["valid"] == False) | (rebalances["valid"].isna() & rebalances["error"].notna()  # noqa: E712
-                                                                & rebalances["skipped"].isna())]
+        failing = rebalances[rebalances["failing"] == True]  # noqa: E712 - the rows' own column (grading.failure)
         findings = tuple(collect_findings(failing.to_dict("records"), histories.to_dict("records")))
         cases: tuple[Any, ...] = ()
         report_path = None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .columns import HISTORY, INVARIANTS, MONITORS, REBALANCE, monitor_column
+from .columns import HISTORY, INVARIANTS, MONITORS, REBALANCE, is_failing, monitor_column
 from .store import SweepDir, read_table
 
 __all__ = ["SummaryLine", "Summary", "summarize", "summarize_frame", "load_frames", "CLASSES", "cause_of", "ALL"]
@@ -35,6 +35,7 @@ REBALANCE_FRAME = [
     "contract", "contract_balanced", "stickiness", "proven", "unnecessary", "moved", "owned", "optimal_moves", "assign_seconds",
     "solve_seconds", "grade_seconds", "error", "hazards", "hazard_categories", "unexpected", "members",
     "subscribed_partitions", "subscription", "protocol", "versions", "racks", "kept", "optimal_kept", "skipped",
+    "failing", "failures", "signature",
 ]
 HISTORY_FRAME = [
     "source", "seed", "index", "assignor", "scale", "rebalances", "follow_ups", "failing_rows", "moved_total",
@@ -109,7 +110,19 @@ def load_frames(out: Path | str) -> tuple[Any, Any]:
     rebalances = read_table(grades, REBALANCE_FRAME, filter=ds.field("kind") == REBALANCE).to_pandas()
     histories = read_table(grades, HISTORY_FRAME, filter=ds.field("kind") == HISTORY).to_pandas()
     rebalances["cause"] = [cause_of(e, f) for e, f in zip(rebalances["event"], rebalances["follow_up"])]
-    return rebalances, histories
+    return with_failing_column(rebalances), histories
+
+
+def with_failing_column(rebalances: Any) -> Any:
+    """``rebalances`` with ``failing`` a boolean on every row: the column the rows carry
+    (``columns.with_failing``, the one definition), filled by that same definition on rows written
+    before it existed (an older sweep directory)."""
+    missing = rebalances["failing"].isna()
+    if missing.any():
+        filled = [is_failing(r) for r in rebalances.loc[missing, ["valid", "error", "skipped"]].to_dict("records")]
+        rebalances.loc[missing, "failing"] = filled
+    rebalances["failing"] = rebalances["failing"].astype(bool)
+    return rebalances
 
 
 def _pct(mask: Any, among: Any) -> float | None:
@@ -131,7 +144,8 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
     optimum = float(known["optimal_moves"].sum())
     follow = frame["follow_up"] == True  # noqa: E712
     started = int((frame["follow_up"] == False).sum())  # noqa: E712
-    failing = (frame["valid"] == False) | (frame["valid"].isna() & frame["error"].notna())  # noqa: E712
+    failing = frame["failing"] == True  # noqa: E712 - the rows' own column (grading.failure)
+    crashed = failing & frame["valid"].isna()  # failing without a verdict: the grading crashed
     monitor_failed = (histories[[monitor_column(m) for m in MONITORS]] == False).any(axis=1)  # noqa: E712
     return SummaryLine(
         assignor=assignor,
@@ -149,9 +163,8 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
         assign_ms_p99=_quantile(frame["assign_seconds"], 0.99, 1000.0),
         failing=int(failing.sum()),
         # a crashed grading or history run has no cause a rule could name: unexpected too
-        unexpected=int(frame["unexpected"].notna().sum() + (frame["valid"].isna() & frame["error"].notna()).sum()
-                       + histories["error"].notna().sum()),
-        errors=int((frame["valid"].isna() & frame["error"].notna()).sum()),
+        unexpected=int(frame["unexpected"].notna().sum() + crashed.sum() + histories["error"].notna().sum()),
+        errors=int(crashed.sum()),
         monitor_failures=int(monitor_failed.sum()),
         violations={name: int((frame[name] == True).sum()) for name in INVARIANTS},  # noqa: E712
     )

@@ -1,12 +1,16 @@
 """Triage: every finding (``findings.py``) made replayable, the real bugs and the unexpected shrunk.
 
-Each finding's smallest failing rebalance row left its leader input in ``DIR/failures/``; the triage
-gives its replay command (``stickyproof grade FILE --assignor NAME``) and, for a finding whose
-history failed a monitor, the history's (``stickyproof simulate FILE --assignor NAME``). A finding
-of the ``kafka-bug`` or ``unexpected`` section -- what a person must look at -- is also shrunk by the
+Each finding's smallest failing rebalance row left its leader input in ``DIR/failures/``, with the
+row's verdict as an ``expect`` block (``rows.failure_document``); the triage gives its replay
+command (``stickyproof grade FILE --assignor NAME``) and, for a finding whose history failed a
+monitor, the history's (``stickyproof simulate FILE --assignor NAME``). A finding of the
+``kafka-bug`` or ``unexpected`` section -- what a person must look at -- is also shrunk by the
 shared deterministic delta debugging (``scenarios.shrink.shrink_search``, the hunt's too; this
-module never imports the hunt) while the same failure still shows on the leader input graded alone,
-and the shrunk case goes to ``DIR/triage/<slug>.json``. Shrinking re-grades every candidate, so it
+module never imports the hunt) while the same failure still shows on the leader input graded alone
+("the same way" is ``grading.failure.shows``: the failure kind, and an error's type), and the shrunk
+case goes to ``DIR/triage/<slug>.json`` as a regression file: the group plus its ``expect`` block,
+written by the writer ``hunt --save`` uses (``grading.regression``), so ``tests/test_regressions.py``
+replays it once copied into ``tests/regressions/``. Shrinking re-grades every candidate, so it
 is bounded by evaluations per finding and a wall-clock budget for the whole triage.
 
 A history row is judged on what members really held (``truth``); graded alone, its leader input is
@@ -18,17 +22,19 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..model import Scenario, dump_json, scenario_from_dict, scenario_to_dict
+from ..grading.failure import ERROR_KINDS, Verdict, shows, verdict_of
+from ..grading.regression import regression_document
+from ..model import Scenario, dump_json, scenario_from_dict
 from ..scenarios.shrink import shrink_search
 from .findings import Finding
 from .rows import TaskParams
 from .store import SweepDir, _write_atomic
 
-__all__ = ["TriageCase", "shrink", "still_fails", "triage", "SHRUNK_SECTIONS"]
+__all__ = ["TriageCase", "shrink", "still_fails", "judge_alone", "triage", "SHRUNK_SECTIONS"]
 
 SHRUNK_SECTIONS = ("kafka-bug", "unexpected")
 
@@ -70,24 +76,30 @@ def shrink(scenario: Scenario, fails: Callable[[Scenario], bool], *, max_evaluat
     return result.scenario, result.evaluations, result.stopped_by == "deadline"
 
 
-def still_fails(assignor: str, failure: str, params: TaskParams) -> Callable[[Scenario], bool]:
-    """Whether ``assignor`` graded on a candidate alone shows ``failure`` (an invariant id, or ``error``)."""
-    from ..lookup import get_assignor
+def judge_alone(assignor: Any, candidate: Scenario, params: TaskParams) -> Verdict | None:
+    """The verdict on ``assignor`` (an ``AssignorInfo``) graded on ``candidate`` alone, or None for a
+    pair Kafka never runs (R36) or a candidate the grader cannot judge."""
     from ..grading import grade_assignor, unsupported_reason
-    from .columns import invariant_column
+
+    if unsupported_reason(candidate, assignor) is not None:
+        return None
+    try:
+        return verdict_of(grade_assignor(candidate, assignor, direct=params.direct, limits=params.limits))
+    except Exception:  # noqa: BLE001 - a candidate the grader cannot judge does not reproduce it
+        return None
+
+
+def still_fails(assignor: str, failure: str, params: TaskParams, *,
+                error_type: str | None = None) -> Callable[[Scenario], bool]:
+    """Whether ``assignor`` graded on a candidate alone fails the same way: shows ``failure`` (a
+    failure kind, ``grading.failure.FAILURE_KINDS``) and, for an error, one of ``error_type``."""
+    from ..lookup import get_assignor
 
     info = get_assignor(assignor)
 
     def check(candidate: Scenario) -> bool:
-        if unsupported_reason(candidate, info) is not None:
-            return False
-        try:
-            grade = grade_assignor(candidate, info, direct=params.direct, limits=params.limits)
-        except Exception:  # noqa: BLE001 - a candidate the grader cannot judge does not reproduce it
-            return False
-        if failure == "error":
-            return getattr(grade, "run_error", None) is not None
-        return any(invariant_column(v.invariant) == failure for v in grade.violations)
+        verdict = judge_alone(info, candidate, params)
+        return verdict is not None and shows(verdict, failure, error_type)
 
     return check
 
@@ -136,20 +148,32 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
             cases.append(TriageCase(**base, shrunk_size=None, path=None, evaluations=0,
                                     note="not shrunk: triage time budget spent"))
             continue
-        fails = still_fails(example.assignor, failure, params)
-        if not fails(scenario):
+        from ..lookup import get_assignor
+
+        info = get_assignor(example.assignor)
+        first = judge_alone(info, scenario, params)
+        if first is None or not shows(first, failure):
             cases.append(TriageCase(**base, shrunk_size=None, path=None, evaluations=1,
                                     note="graded alone (on what members said they held) it does not fail: "
                                          "replay the history"))
             continue
+        error_type = first.run_error.type if failure in ERROR_KINDS and first.run_error is not None else None
+        fails = still_fails(example.assignor, failure, params, error_type=error_type)
         own = deadline if finding_seconds is None else min(deadline, time.monotonic() + finding_seconds)
         small, evaluations, clocked = shrink(scenario, fails, max_evaluations=max_evaluations, deadline=own)
-        small = replace(small, name=f"triage {finding.rule}: {failure}, shrunk from seed {example.seed} "
-                                    f"index {example.index} rebalance {example.rebalance}")
+        verdict = judge_alone(info, small, params) if small is not scenario else first
+        if verdict is None or not shows(verdict, failure, error_type):  # flaky on re-judging: keep the original
+            small, verdict = scenario, first
         path = out.triage / f"{finding.slug}.json"
-        _write_atomic(path, dump_json(scenario_to_dict(small)) + "\n")
+        doc = regression_document(
+            small, verdict, name=path.stem, assignor=example.assignor, failure=failure, direct=params.direct,
+            found_by=(f"Found by the sweep in {out.root} ({example.source} seed {example.seed} index {example.index} "
+                      f"rebalance {example.rebalance}; {finding.section} {finding.rule}) and shrunk by its triage "
+                      f"from {size[0]} members, {size[1]} topics and {size[2]} partitions"),
+        )
+        _write_atomic(path, dump_json(doc) + "\n")
         cases.append(TriageCase(**{**base, "command": f"stickyproof grade {path} --assignor {example.assignor}"},
-                                shrunk_size=_size(small), path=path, evaluations=evaluations + 1,
+                                shrunk_size=_size(small), path=path, evaluations=evaluations + 2,
                                 note=("shrink stopped by the triage time budget" if time.monotonic() >= deadline
                                       else "shrink stopped by its per-finding time limit") if clocked else ""))
     return cases
