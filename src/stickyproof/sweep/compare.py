@@ -101,7 +101,10 @@ def _rows(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _passed(row: dict[str, Any]) -> bool:
-    return row["valid"] is True and not row["error"]
+    """Graded, and not failing by the one definition (``grading.failure.failing_row``)."""
+    from ..grading.failure import failing_row
+
+    return row["valid"] is not None and not failing_row(row)
 
 
 def compare_runs(run_a: Path | str, run_b: Path | str) -> Comparison:

@@ -64,12 +64,11 @@ def history_file_name(seed: int, index: int, assignor: str) -> str:
 
 
 def failing_filter() -> Any:
-    """The Arrow expression of a failing rebalance row (``columns.is_failing``)."""
+    """The Arrow expression of a failing rebalance row: its ``failing`` column, which every row
+    carries from ``grading.failure.failing_row`` (the one definition; ``columns.with_failing``)."""
     import pyarrow.dataset as ds
 
-    broke = ds.field("valid") == False  # noqa: E712 - an Arrow expression
-    crashed = ds.field("valid").is_null() & ~ds.field("error").is_null() & ds.field("skipped").is_null()
-    return (ds.field("kind") == REBALANCE) & (broke | crashed)
+    return (ds.field("kind") == REBALANCE) & (ds.field("failing") == True)  # noqa: E712 - an Arrow expression
 
 
 def _write_atomic(path: Path, text: str) -> None:
