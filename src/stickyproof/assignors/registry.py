@@ -218,7 +218,7 @@ def member_data_for(kafka_name: str, release: str = "current") -> Callable[..., 
 #: Names of assignors that are not stickyproof's own (another client's, another process's, or a
 #: user's callable) resolve through ``stickyproof.peers``. It is loaded by name on first use, as a
 #: user's module is, because it builds on this registry (AssignorInfo) and not the other way round.
-PEER_PREFIXES = ("exec:", "kafka-python:", "franz-go:", "kafka-java:")
+PEER_PREFIXES = ("exec:", "kafka-python:", "franz-go:", "sarama:", "kafka-java:")
 
 
 def _peers() -> Any:

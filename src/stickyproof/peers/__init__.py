@@ -1,12 +1,15 @@
 """Assignors that are not stickyproof's: other clients' and languages', and user code kept at arm's length.
 
-    resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME, kafka-java:NAME
+    resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME[@VERSION],
+                                                  sarama:NAME[@VERSION], kafka-java:NAME
     isolated_user_assignor(ref) -> AssignorInfo   module:callable in a worker process (isolated.py)
 
-``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``franz-go:`` and
-``kafka-java:`` are that protocol with a harness built by ``peers/<peer>/build.sh``, found through
-the manifest the build writes; ``kafka-python:`` runs kafka-python's own assignors in process,
-through its own leader code path (``kafka_python.py``).
+``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``kafka-java:`` is
+that protocol with a harness built by ``peers/kafka-java/build.sh``, found through the manifest the
+build writes; ``franz-go:`` and ``sarama:`` are that protocol with a harness built from the Go
+module proxy on first use and cached (``franz_go.py``, ``sarama.py``, ``builds.py``);
+``kafka-python:`` runs kafka-python's own assignors in process, through its own leader code path
+(``kafka_python.py``).
 
 How a peer is led (its ``AssignorInfo``): the name is what the user wrote (``franz-go:sticky``),
 so reports and regression files replay it; ``kafka_name`` and ``protocols`` are what the peer
@@ -40,8 +43,10 @@ __all__ = [
     "manifest",
 ]
 
-BUILD_SCRIPTS = {"franz-go": "peers/franz-go/build.sh", "kafka-java": "peers/kafka-java/build.sh"}
-PREFIXES = ("exec:", "kafka-python:") + tuple(f"{peer}:" for peer in BUILD_SCRIPTS)
+BUILD_SCRIPTS = {"kafka-java": "peers/kafka-java/build.sh"}
+REGISTRY_PEERS = ("franz-go", "sarama")
+"""Peers whose harness is built from the client's registry on first use (``builds.py``)."""
+PREFIXES = ("exec:", "kafka-python:") + tuple(f"{peer}:" for peer in (*BUILD_SCRIPTS, *REGISTRY_PEERS))
 
 _RESOLVED: dict[Any, AssignorInfo] = {}
 _LOCK = threading.Lock()
@@ -94,6 +99,14 @@ def _resolve_new(name: str) -> AssignorInfo | None:
         from .kafka_python import kafka_python_assignor
 
         return kafka_python_assignor(rest)
+    if prefix == "franz-go":
+        from .franz_go import resolve as resolve_franz_go
+
+        return resolve_franz_go(rest)
+    if prefix == "sarama":
+        from .sarama import resolve as resolve_sarama
+
+        return resolve_sarama(rest)
     if prefix in BUILD_SCRIPTS:
         assignors = manifest(prefix)
         if rest not in assignors:
