@@ -16,10 +16,12 @@ selecting the assignor with a flag (sarama uses it too).
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Callable
 
 from ..errors import UnknownAssignor
 from . import builds
@@ -36,32 +38,55 @@ def go_version(version: str) -> str:
     return version if version.startswith("v") or not version[:1].isdigit() else f"v{version}"
 
 
-def go_harness_build(*, sources: str, module: str, drop: tuple[str, ...] = (), binary: str, flag: str,
-                     names: tuple[str, ...], version: str, out: Path, final: Path, log: IO[str]) -> dict[str, list[str]]:
-    """Build ``peers/<sources>`` against ``module@version`` into ``out/<binary>``.
+def go_harness_build(*, sources: str, module: str, binary: str, flag: str, names: Callable[[Path], tuple[str, ...]],
+                     tags: Callable[[Path], tuple[str, ...]] = lambda _: (), version: str, out: Path, final: Path,
+                     log: IO[str]) -> dict[str, list[str]]:
+    """Build ``peers/<sources>`` against ``module@version`` into ``out/<binary>``; name -> argv
+    (``[final/binary, flag, name]``) for each of ``names(module_dir)``.
 
-    ``drop``: modules the harness's ``go.mod`` requires at the default version's level (kmsg for
-    franz-go) and that must instead follow what ``module@version`` itself requires, so that an
-    older release is built with the dependencies it was released with (Go's minimal version
-    selection would otherwise keep the newer one). ``GOTOOLCHAIN=local``: the machine's Go, never a
-    downloaded one; a release needing a newer Go fails naming ``go``."""
+    Every requirement of the harness's ``go.mod`` is dropped before ``module@version`` is required,
+    so that ``go mod tidy`` takes the rest (kmsg for franz-go, compression, ...) at the versions that
+    release itself requires: an older release is built with the dependencies it was released with
+    (Go's minimal version selection would otherwise keep the default version's newer ones).
+    ``names`` and ``tags`` (build tags) look at the downloaded module's source, for assignors a
+    release may lack. ``GOTOOLCHAIN=local``: the machine's Go, never a downloaded one; a release
+    needing a newer Go fails naming ``go``."""
     env = {"GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
     with tempfile.TemporaryDirectory(prefix=f"stickyproof-{sources}-") as tmp:
         tree = Path(tmp) / sources
-        shutil.copytree(builds.repo_peers_dir() / sources, tree, ignore=shutil.ignore_patterns("build.sh", "*.md"))
-        edit = ["go", "mod", "edit", *(f"-droprequire={m}" for m in drop), f"-require={module}@{version}"]
+        shutil.copytree(builds.repo_peers_dir() / sources, tree, ignore=shutil.ignore_patterns("build.sh", "*.md", "go.sum"))
+        _go_output(["go", "list", "-m", f"{module}@{version}"], tree, env, log)  # one clear line when the proxy lacks it
+        required = json.loads(_go_output(["go", "mod", "edit", "-json"], tree, env, log)).get("Require") or []
+        edit = ["go", "mod", "edit", *(f"-droprequire={r['Path']}" for r in required), f"-require={module}@{version}"]
         builds.run_tool("go", edit, log, cwd=tree, env=env)
         builds.run_tool("go", ["go", "mod", "tidy"], log, cwd=tree, env=env)
-        builds.run_tool("go", ["go", "list", "-m", module, *drop], log, cwd=tree, env=env)
-        builds.run_tool("go", ["go", "build", "-trimpath", "-o", str(out / binary), "."], log, cwd=tree, env=env)
+        builds.run_tool("go", ["go", "list", "-m", "all"], log, cwd=tree, env=env)
+        module_dir = Path(_go_output(["go", "list", "-m", "-f", "{{.Dir}}", module], tree, env, log).strip())
+        served, build_tags = names(module_dir), tags(module_dir)
+        argv = ["go", "build", "-trimpath", *(["-tags", ",".join(build_tags)] if build_tags else []), "-o", str(out / binary), "."]
+        builds.run_tool("go", argv, log, cwd=tree, env=env)
     path = str(final / binary)
-    return {name: [path, flag, name] for name in names}
+    return {name: [path, flag, name] for name in served}
+
+
+def _go_output(argv: list[str], cwd: Path, env: dict[str, str], log: IO[str]) -> str:
+    """The standard output of a go command that reads the module (logged; ``BuildStep`` naming
+    ``go`` with its last line of standard error when it fails)."""
+    import subprocess
+
+    log.write(f"$ {' '.join(argv)}\n")
+    done = subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    log.write(done.stdout + done.stderr)
+    if done.returncode != 0:
+        lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip()] or [f"exit status {done.returncode}"]
+        raise builds.BuildStep("go", f"exit status {done.returncode}: {lines[-1][:300]}")
+    return done.stdout
 
 
 def build(version: str, out: Path, final: Path, log: IO[str]) -> dict[str, list[str]]:
     """``builds.Recipe.build`` for franz-go."""
-    return go_harness_build(sources="franz-go", module=MODULE, drop=(f"{MODULE}/pkg/kmsg",), binary=BINARY,
-                            flag="-balancer", names=NAMES, version=version, out=out, final=final, log=log)
+    return go_harness_build(sources="franz-go", module=MODULE, binary=BINARY, flag="-balancer", names=lambda _: NAMES,
+                            version=version, out=out, final=final, log=log)
 
 
 RECIPE = builds.Recipe("franz-go", "go", "franz-go", build)
