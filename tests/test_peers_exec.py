@@ -401,29 +401,30 @@ def test_no_child_outlives_the_interpreter(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------
-# franz-go: / kafka-java: through the manifest their build scripts write
+# kafka-java: through the manifest its build script writes (franz-go: and sarama: are built
+# from the Go module proxy instead: tests/test_peers_go.py)
 
 
 def test_built_harnesses_are_found_through_their_manifest(tmp_path, monkeypatch):
-    (tmp_path / "franz-go").mkdir()
-    (tmp_path / "franz-go" / "manifest.json").write_text(json.dumps(
+    (tmp_path / "kafka-java").mkdir()
+    (tmp_path / "kafka-java" / "manifest.json").write_text(json.dumps(
         {"assignors": {"test-good": [sys.executable, CHILD, "good"]}}))
     monkeypatch.setenv("STICKYPROOF_PEERS_DIR", str(tmp_path))
-    info = resolve("franz-go:test-good")
+    info = resolve("kafka-java:test-good")
     try:
-        assert info.name == "franz-go:test-good" and info.kafka_name == "test-child"
+        assert info.name == "kafka-java:test-good" and info.kafka_name == "test-child"
         assert dict(info.fn(GROUP).assignment) == DEALT
     finally:
         info.fn.close()
     with pytest.raises(UnknownAssignor, match=r"no assignor 'cooperative-sticky' \(built: test-good\)"):
-        resolve("franz-go:cooperative-sticky")
+        resolve("kafka-java:cooperative-sticky")
 
 
 def test_an_unbuilt_harness_says_how_to_build_it(tmp_path, monkeypatch):
     monkeypatch.setenv("STICKYPROOF_PEERS_DIR", str(tmp_path))
     with pytest.raises(UnknownAssignor, match=r"kafka-java: no harness built .* peers/kafka-java/build.sh"):
         resolve("kafka-java:sticky")
-    (tmp_path / "franz-go").mkdir()
-    (tmp_path / "franz-go" / "manifest.json").write_text('{"assignors": {"sticky": "not an array"}}')
-    with pytest.raises(UnknownAssignor, match="peers/franz-go/build.sh"):
-        resolve("franz-go:sticky")
+    (tmp_path / "kafka-java").mkdir()
+    (tmp_path / "kafka-java" / "manifest.json").write_text('{"assignors": {"sticky": "not an array"}}')
+    with pytest.raises(UnknownAssignor, match="peers/kafka-java/build.sh"):
+        resolve("kafka-java:sticky")

@@ -1,10 +1,11 @@
 """Kafka's own Java assignors and franz-go's balancers, run out of process through stickyproof's client.
 
-The harnesses are built by ``peers/kafka-java/build.sh`` and ``peers/franz-go/build.sh`` into
-``$STICKYPROOF_PEERS_DIR`` (default ``<repo>/.peers``); each writes a ``manifest.json`` mapping
-assignor names to the command that starts it (peers/README.md). These tests use a built harness
-when its manifest is there, build one when ``KAFKA_SRC`` (a Kafka source tree or a kafka-clients
-jar) / ``FRANZ_GO_SRC`` (a franz-go checkout) is set, and skip saying so otherwise.
+The Kafka Java harness is built by ``peers/kafka-java/build.sh`` into ``$STICKYPROOF_PEERS_DIR``
+(default ``<repo>/.peers``), which writes a ``manifest.json`` mapping assignor names to the command
+that starts it (peers/README.md); these tests use it when its manifest is there, build it when
+``KAFKA_SRC`` (a Kafka source tree or a kafka-clients jar) is set, and skip saying so otherwise.
+franz-go's harness is built from the Go module proxy at the version peers/versions.lock pins, into
+the user's cache on first use (``stickyproof.peers.builds``), so its tests never skip.
 
 Every call goes the way a user's does: ``get_assignor("kafka-java:sticky")`` resolves the adapter
 (``exec:`` with the manifest's command, wire mode), ``leader.lead`` runs one rebalance with it, and
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
@@ -38,7 +40,8 @@ from stickyproof.errors import AssignorFailure
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.leader import lead
 from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, scenario_from_dict, scenario_to_dict
-from stickyproof.peers import peers_dir
+from stickyproof.peers import builds, peers_dir
+from stickyproof.peers import franz_go as franz_go_peer
 from stickyproof.peers.protocol import parse_hello
 from stickyproof.scenarios.sampler import sample
 
@@ -143,7 +146,14 @@ def kafka_java() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def franz_go() -> dict[str, Any]:
-    return _manifest("franz-go", "FRANZ_GO_SRC", ROOT / "peers" / "franz-go" / "build.sh")
+    """The default franz-go (peers/versions.lock) from the Go module proxy, built into the user's
+    cache on first use (stickyproof.peers.franz_go); never skipped."""
+    started = time.monotonic()
+    manifest = builds.built(franz_go_peer.RECIPE)
+    seconds = time.monotonic() - started
+    print(f"franz-go {manifest['version']}: {'built' if seconds > 1 else 'cached'} in {seconds:.1f} s "
+          f"(build_seconds {manifest['build_seconds']})")
+    return manifest
 
 
 @pytest.fixture(scope="module")

@@ -60,9 +60,15 @@ def _kafka_python(rest: str) -> AssignorInfo:
 
 
 def _franz_go(rest: str) -> AssignorInfo:
-    from .peers import built_harness
+    from .peers.franz_go import resolve
 
-    return built_harness("franz-go", rest)
+    return resolve(rest)
+
+
+def _sarama(rest: str) -> AssignorInfo:
+    from .peers.sarama import resolve
+
+    return resolve(rest)
 
 
 def _kafka_java(rest: str) -> AssignorInfo:
@@ -88,7 +94,8 @@ ADAPTERS: tuple[Adapter, ...] = (
     Adapter("exec", _exec, "any program speaking models/assignor-protocol.md", "the command after the colon"),
     Adapter("kafka-python", _kafka_python, "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
     Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client", "a harness built by peers/kafka-java/build.sh"),
-    Adapter("franz-go", _franz_go, "franz-go (Go)", "a harness built by peers/franz-go/build.sh"),
+    Adapter("franz-go", _franz_go, "franz-go (Go)", "built from the Go module proxy on first use"),
+    Adapter("sarama", _sarama, "IBM/sarama (Go)", "built from the Go module proxy on first use"),
     Adapter("kafka-go", _kafka_go, "segmentio/kafka-go (Go)", "built from the Go module proxy on first use"),
     Adapter("kafkajs", _kafkajs, "KafkaJS (Node)", "installed from npm on first use"),
 )

@@ -5,9 +5,11 @@ calls for names ``PREFIX:REST`` (its ``ADAPTERS`` table: one row per adapter):
 
     exec.py           exec:CMD ARGS      any program speaking models/assignor-protocol.md
     kafka_python.py   kafka-python:NAME  kafka-python's own assignors in process, through its leader code path
-    built_harness()   franz-go:NAME, kafka-java:NAME   ``exec:`` with a harness built by
-                      ``peers/<peer>/build.sh``, found through the manifest the build writes
-    kafka_go.py       kafka-go:NAME[@VERSION]   a Go harness built from the module proxy (``builds``)
+    built_harness()   kafka-java:NAME@local    ``exec:`` with a harness built by ``peers/<peer>/build.sh``
+                      from a local tree, found through the manifest the build writes
+    franz_go.py       franz-go:NAME[@VERSION]   a Go harness built from the module proxy (``builds``)
+    sarama.py         sarama:NAME[@VERSION]     the same, against IBM/sarama
+    kafka_go.py       kafka-go:NAME[@VERSION]   the same, against segmentio/kafka-go
     kafkajs.py        kafkajs:NAME[@VERSION]    a Node harness installed with npm (``builds``)
     isolated.py       module:callable    a user's Python assignor in a worker process
 
@@ -38,7 +40,8 @@ __all__ = [
     "manifest",
 ]
 
-BUILD_SCRIPTS = {"franz-go": "peers/franz-go/build.sh", "kafka-java": "peers/kafka-java/build.sh"}
+BUILD_SCRIPTS = {"kafka-java": "peers/kafka-java/build.sh"}
+"""Peers whose harness can be built from a local tree by a script (unreleased code)."""
 
 
 def peers_dir() -> Path:

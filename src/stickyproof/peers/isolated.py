@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..assignors.registry import AssignorInfo
+from ..assignors.info import AssignorInfo
 from ..errors import AssignorCrash, UnknownAssignor
 from .exec import DEFAULT_CALL_SECONDS, START_SECONDS, ExecAssignorFn, ExecClient
 

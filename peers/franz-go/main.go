@@ -1,15 +1,16 @@
 // Command stickyproof-franz-go-peer serves one of franz-go's group balancers over stickyproof's
 // assignor protocol (models/assignor-protocol.md, assignor/1) in wire mode.
 //
-// peers/franz-go/build.sh places this file inside a temporary copy of a franz-go checkout, beside
-// a small bridge added to package kgo (zz_stickyproof_bridge.go), and builds it there: the balancers
-// and the leader's decoding are franz-go's own, compiled from that checkout.
+// It is built against a published franz-go module (go.mod here; stickyproof.peers.franz_go sets
+// the version) and drives the balancers only through kgo's public API, the way franz-go's group
+// leader (groupConsumer.balanceGroup) drives them between the JoinGroup response and the SyncGroup
+// request; see leaderBalance. The balancing itself and the decoding of every member's bytes are
+// franz-go's own code.
 //
 // Each request's raw ConsumerProtocolSubscription bytes become JoinGroup response members (member
-// id, instance id, metadata) in the request's order, and kgo.StickyproofBalance runs franz-go's
-// leader steps on them. The decoded group of the request is used only for the leader's metadata
-// (partition counts, and each partition's first replica rack as its leader's rack) and for the
-// member ids and instance ids a JoinGroup response carries.
+// id, instance id, metadata) in the request's order. The decoded group of the request is used only
+// for the leader's metadata (partition counts) and for the member ids and instance ids a JoinGroup
+// response carries.
 //
 // Usage: stickyproof-franz-go-peer -balancer sticky|cooperative-sticky|range|roundrobin
 package main
@@ -57,8 +58,7 @@ type request struct {
 }
 
 type topicDoc struct {
-	Partitions int32      `json:"partitions"`
-	Racks      [][]string `json:"racks"`
+	Partitions int32 `json:"partitions"`
 }
 
 type failure struct {
@@ -141,12 +141,12 @@ func serve(balancer string, line []byte) answer {
 		os.Exit(2)
 	}
 	id := *req.ID
-	members, metadata, racks, err := joinMembers(&req)
+	members, metadata, err := joinMembers(&req)
 	if err != nil {
 		return answer{ID: id, Error: &failure{"stickyproof.BadRequest", err.Error()}}
 	}
 	started := time.Now()
-	plan, err := balance(balancer, members, metadata, racks)
+	plan, err := balance(balancer, members, metadata)
 	seconds := time.Since(started).Seconds()
 	if err != nil {
 		kind := "error"
@@ -168,47 +168,127 @@ func serve(balancer string, line []byte) answer {
 
 // balance calls franz-go, turning a panic into an error: a panicking balancer is the assignor's
 // failure for that group, not a crash of the harness.
-func balance(balancer string, members []kmsg.JoinGroupResponseMember, metadata map[string]int32, racks map[string][]string) (plan map[string]map[string][]int32, err error) {
+func balance(balancer string, members []kmsg.JoinGroupResponseMember, metadata map[string]int32) (plan map[string]map[string][]int32, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "panic in franz-go's %s balancer: %v\n%s", balancer, r, debug.Stack())
 			plan, err = nil, fmt.Errorf("panic: %v", r)
 		}
 	}()
-	return kgo.StickyproofBalance(balancer, members, metadata, racks)
+	return leaderBalance(balancer, members, metadata)
 }
 
-// joinMembers builds what the broker's JoinGroup response would hand franz-go's leader.
-func joinMembers(req *request) ([]kmsg.JoinGroupResponseMember, map[string]int32, map[string][]string, error) {
+// balanceOrError is kgo.GroupMemberBalancerOrError, named here so that releases before that
+// interface existed still build (their member balancers simply do not implement it).
+type balanceOrError interface {
+	BalanceOrError(topics map[string]int32) (kgo.IntoSyncAssignment, error)
+}
+
+// leaderBalance does what franz-go's group leader (groupConsumer.balanceGroup) does between the
+// JoinGroup response and the SyncGroup request, through kgo's public API, for a client with the
+// default configuration:
+//
+//  1. pick the balancer by protocol name among the four built-in ones (findBalancer);
+//  2. sort the members by instance id, then member id (sortJoinMembers; re-stated in
+//     joinMemberLess below, since kgo does not export it);
+//  3. GroupBalancer.MemberBalancer: franz-go's own decoding of every member's
+//     ConsumerMemberMetadata bytes with kmsg (NewConsumerBalancer: its retry of a short v1 as v0
+//     and, in releases that have it, its drop of a duplicated member id);
+//  4. the partition counts of the topics the members are interested in, from the leader's
+//     metadata; a topic the metadata lacks is left out, as franz-go's metadata fetch skips a topic
+//     answered with an error;
+//  5. BalanceOrError (or Balance): the sticky balancers' AdjustCooperative runs there for
+//     cooperative-sticky;
+//  6. IntoSyncAssignment, each member's assignment bytes read back with
+//     ParseConsumerSyncAssignment: the plan exactly as it would go to the broker.
+//
+// Not reproduced: KIP-881 rack-aware balancing, which franz-go applies only under the BalanceRacks
+// option (off by default) through fields kgo does not export; KIP-814 SkipAssignment (the built-in
+// balancers always balance); logging.
+func leaderBalance(protocol string, members []kmsg.JoinGroupResponseMember, metadata map[string]int32) (map[string]map[string][]int32, error) {
+	var balancer kgo.GroupBalancer
+	for _, b := range []kgo.GroupBalancer{kgo.RangeBalancer(), kgo.RoundRobinBalancer(), kgo.StickyBalancer(), kgo.CooperativeStickyBalancer()} {
+		if b.ProtocolName() == protocol {
+			balancer = b
+		}
+	}
+	if balancer == nil {
+		return nil, fmt.Errorf("franz-go has no balancer named %q", protocol)
+	}
+
+	sort.Slice(members, func(i, j int) bool { return joinMemberLess(&members[i], &members[j]) })
+	memberBalancer, interests, err := balancer.MemberBalancer(members)
+	if err != nil {
+		return nil, fmt.Errorf("unable to create group member balancer: %v", err)
+	}
+
+	counts := make(map[string]int32, len(interests))
+	for topic := range interests {
+		if n, ok := metadata[topic]; ok {
+			counts[topic] = n
+		}
+	}
+
+	var into kgo.IntoSyncAssignment
+	if withError, ok := memberBalancer.(balanceOrError); ok {
+		if into, err = withError.BalanceOrError(counts); err != nil {
+			return nil, err
+		}
+	} else {
+		into = memberBalancer.Balance(counts)
+	}
+	if into == nil {
+		return nil, fmt.Errorf("balancer %s returned a nil plan with no error", protocol)
+	}
+
+	plan := make(map[string]map[string][]int32)
+	for _, sync := range into.IntoSyncAssignment() {
+		parsed, err := kgo.ParseConsumerSyncAssignment(sync.MemberAssignment)
+		if err != nil {
+			return nil, fmt.Errorf("member %s: franz-go wrote an assignment it cannot read back: %v", sync.MemberID, err)
+		}
+		plan[sync.MemberID] = parsed
+	}
+	return plan, nil
+}
+
+// joinMemberLess is franz-go's order of JoinGroup members before balancing (group_balancer.go):
+// members with an instance id first, by instance id, then the others by member id.
+func joinMemberLess(l, r *kmsg.JoinGroupResponseMember) bool {
+	if l.InstanceID != nil {
+		if r.InstanceID == nil {
+			return true
+		}
+		return *l.InstanceID < *r.InstanceID
+	}
+	if r.InstanceID != nil {
+		return false
+	}
+	return l.MemberID < r.MemberID
+}
+
+// joinMembers builds what the broker's JoinGroup response would hand franz-go's leader, and the
+// leader's metadata (topic -> partition count).
+func joinMembers(req *request) ([]kmsg.JoinGroupResponseMember, map[string]int32, error) {
 	metadata := make(map[string]int32, len(req.Group.Topics))
-	racks := make(map[string][]string)
 	for topic, raw := range req.Group.Topics {
 		var doc topicDoc
 		if err := json.Unmarshal(raw, &doc.Partitions); err != nil {
 			if err := json.Unmarshal(raw, &doc); err != nil {
-				return nil, nil, nil, fmt.Errorf("group.topics.%s: %v", topic, err)
+				return nil, nil, fmt.Errorf("group.topics.%s: %v", topic, err)
 			}
 		}
 		metadata[topic] = doc.Partitions
-		if doc.Racks != nil {
-			leaders := make([]string, len(doc.Racks))
-			for p, replicas := range doc.Racks {
-				if len(replicas) > 0 {
-					leaders[p] = replicas[0]
-				}
-			}
-			racks[topic] = leaders
-		}
 	}
 	members := make([]kmsg.JoinGroupResponseMember, 0, len(req.Group.Members))
 	for i, m := range req.Group.Members {
 		encoded, ok := req.Subscriptions[m.ID]
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("subscriptions: no bytes for group.members[%d] %q (this harness runs in wire mode)", i, m.ID)
+			return nil, nil, fmt.Errorf("subscriptions: no bytes for group.members[%d] %q (this harness runs in wire mode)", i, m.ID)
 		}
 		raw, err := base64.StdEncoding.DecodeString(encoded)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("subscriptions.%s: not base64: %v", m.ID, err)
+			return nil, nil, fmt.Errorf("subscriptions.%s: not base64: %v", m.ID, err)
 		}
 		member := kmsg.NewJoinGroupResponseMember()
 		member.MemberID = m.ID
@@ -216,7 +296,7 @@ func joinMembers(req *request) ([]kmsg.JoinGroupResponseMember, map[string]int32
 		member.ProtocolMetadata = raw
 		members = append(members, member)
 	}
-	return members, metadata, racks, nil
+	return members, metadata, nil
 }
 
 // partitionList keeps franz-go's order; a sorted list is sent as inclusive ranges when that is

@@ -1,3 +1,0 @@
-module github.com/klauspost/compress
-
-go 1.21
