@@ -13,6 +13,7 @@ else escaping is a bug and should show its traceback.
     ├── InvalidStrategyArgument  a ``groups()`` argument that can generate nothing (strategies; also
     │                          Hypothesis's ``InvalidArgument``)
     ├── UnknownAssignor        an assignor name, variant or ``module:callable`` that cannot be loaded
+    │   └── PeerBuildFailed    a client's harness could not be built from its registry (peers.builds)
     ├── AssignorFailure        an assignor raised (Kafka's own throw, or a user callable's exception)
     │   ├── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
     │   └── AssignorCrash      an assignor's child process died before answering (kind ``crash``)
@@ -20,7 +21,7 @@ else escaping is a bug and should show its traceback.
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
-The classes live here, except the three defined beside the one module that raises them (named in
+The classes live here, except the four defined beside the one module that raises them (named in
 parentheses). The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
 """
 
