@@ -1,11 +1,12 @@
 """Assignors that are not stickyproof's: other clients' and languages', and user code kept at arm's length.
 
-    resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME, kafka-java:NAME
+    resolve(name) -> AssignorInfo | None          exec:CMD ARGS, kafka-python:NAME, franz-go:NAME, kafka-java:NAME[@VERSION]
     isolated_user_assignor(ref) -> AssignorInfo   module:callable in a worker process (isolated.py)
 
-``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``franz-go:`` and
-``kafka-java:`` are that protocol with a harness built by ``peers/<peer>/build.sh``, found through
-the manifest the build writes; ``kafka-python:`` runs kafka-python's own assignors in process,
+``exec:`` runs any program speaking models/assignor-protocol.md (``exec.py``); ``franz-go:`` is
+that protocol with a harness built by ``peers/franz-go/build.sh``, found through the manifest the
+build writes; ``kafka-java:`` the Kafka Java harness built by Maven against the kafka-clients
+release named (``kafka_java.py``; ``@local`` for ``peers/kafka-java/build.sh``'s manifest); ``kafka-python:`` runs kafka-python's own assignors in process,
 through its own leader code path (``kafka_python.py``).
 
 How a peer is led (its ``AssignorInfo``): the name is what the user wrote (``franz-go:sticky``),
@@ -94,6 +95,10 @@ def _resolve_new(name: str) -> AssignorInfo | None:
         from .kafka_python import kafka_python_assignor
 
         return kafka_python_assignor(rest)
+    if prefix == "kafka-java":  # built from Maven on first use, cached (kafka_java.py); NAME@local: build.sh's
+        from .kafka_java import resolve as resolve_kafka_java
+
+        return resolve_kafka_java(rest)
     if prefix in BUILD_SCRIPTS:
         assignors = manifest(prefix)
         if rest not in assignors:
