@@ -1,13 +1,16 @@
 """Kafka's own Java assignors and franz-go's balancers, run out of process through stickyproof's client.
 
-The harnesses are built by ``peers/kafka-java/build.sh`` and ``peers/franz-go/build.sh`` into
-``$STICKYPROOF_PEERS_DIR`` (default ``<repo>/.peers``); each writes a ``manifest.json`` mapping
-assignor names to the command that starts it (peers/README.md). These tests use a built harness
-when its manifest is there, build one when ``KAFKA_SRC`` (a Kafka source tree or a kafka-clients
-jar) / ``FRANZ_GO_SRC`` (a franz-go checkout) is set, and skip saying so otherwise.
+The Kafka Java harness is built by Maven against the kafka-clients release ``peers/versions.lock``
+pins (``stickyproof.peers.kafka_java``), once per session, into the user's cache: the first run
+on a machine builds it (about half a minute with Maven's repository warm), every later run reuses it,
+and these tests never skip for want of it. The franz-go harness is built by
+``peers/franz-go/build.sh`` into ``$STICKYPROOF_PEERS_DIR`` (default ``<repo>/.peers``), whose
+``manifest.json`` maps assignor names to the command that starts it (peers/README.md); its tests use
+it when the manifest is there, build one when ``FRANZ_GO_SRC`` (a franz-go checkout) is set, and
+skip saying so otherwise.
 
 Every call goes the way a user's does: ``get_assignor("kafka-java:sticky")`` resolves the adapter
-(``exec:`` with the manifest's command, wire mode), ``leader.lead`` runs one rebalance with it, and
+(``exec:`` with the cached harness's command, wire mode), ``leader.lead`` runs one rebalance with it, and
 ``grading.grade_assignor`` grades it. What they establish:
 
 * Kafka-exactness checked against Kafka itself: Kafka's Java assignors, fed each member's
@@ -37,7 +40,7 @@ from stickyproof.errors import AssignorFailure
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.leader import lead
 from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, scenario_from_dict, scenario_to_dict
-from stickyproof.peers import peers_dir
+from stickyproof.peers import builds, kafka_java as kafka_java_peer, peers_dir
 from stickyproof.peers.protocol import parse_hello
 from stickyproof.scenarios.sampler import sample
 
@@ -135,9 +138,11 @@ def _adapters(peer: str, manifest: dict[str, Any]) -> dict[str, AssignorInfo]:
     return {name: get_assignor(f"{peer}:{name}") for name in manifest["assignors"]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kafka_java() -> dict[str, Any]:
-    return _manifest("kafka-java", "KAFKA_SRC", ROOT / "peers" / "kafka-java" / "build.sh")
+    """The manifest of the default kafka-clients version's harness, built by Maven on the first
+    session of a machine (``builds.built``), read from the cache afterwards."""
+    return builds.built(kafka_java_peer.RECIPE)
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +194,15 @@ def random_groups(count: int = RANDOM_GROUPS) -> list[Scenario]:
 
 # ------------------------------------------------------------------------------------------------
 # Kafka's Java client
+
+
+def test_kafka_java_default_build_is_the_locked_version_and_serves_every_assignor(kafka_java):
+    assert kafka_java["version"] == builds.default_version("kafka-java"), kafka_java
+    assert sorted(kafka_java["assignors"]) == sorted(EAGER_NAMES), kafka_java["assignors"]
+    for argv in kafka_java["assignors"].values():
+        classpath = argv[argv.index("-cp") + 1].split(os.pathsep)
+        assert all(Path(entry).exists() for entry in classpath), classpath  # runs from the cache alone
+        assert any(Path(entry).name == f"kafka-clients-{kafka_java['version']}.jar" for entry in classpath), classpath
 
 
 def test_kafka_java_adapters_say_who_they_are(java, kafka_java):
@@ -330,12 +344,22 @@ def test_franz_go_answers_every_random_group_and_differs_from_kafka_where_it_doe
 # the build scripts themselves
 
 
+def _cached_kafka_clients_jars() -> list[Path]:
+    manifest = builds.built(kafka_java_peer.RECIPE)
+    argv = next(iter(manifest["assignors"].values()))
+    return [Path(p) for p in argv[argv.index("-cp") + 1].split(os.pathsep) if p.endswith(".jar")]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("peer,env", [("kafka-java", "KAFKA_SRC"), ("franz-go", "FRANZ_GO_SRC")])
 def test_build_script_writes_a_manifest_whose_commands_say_hello(tmp_path, peer, env):
     """The build script, from the source named by ``env``, into a fresh directory: every command
-    of its manifest starts a harness whose hello names that assignor, and which exits 0 on EOF."""
+    of its manifest starts a harness whose hello names that assignor, and which exits 0 on EOF.
+    Without ``KAFKA_SRC``, kafka-java's script builds from the default version's cached jar (the
+    ``kafka-java:NAME@local`` path)."""
     source = os.environ.get(env)
+    if not source and peer == "kafka-java":  # the jar Maven fetched for the default version's harness
+        source = next(str(p) for p in _cached_kafka_clients_jars() if p.name.startswith("kafka-clients-"))
     if not source:
         pytest.skip(f"{env} is not set: it names the source peers/{peer}/build.sh builds from")
     build = ROOT / "peers" / peer / "build.sh"
