@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/releases_vs_jars.py                       # 150 sampler groups, 150 history rebalances
     .venv/bin/python benchmarks/releases_vs_jars.py --sampler 400 --histories 400 --releases sticky@2.2
     .venv/bin/python benchmarks/releases_vs_jars.py --examples 5
+    .venv/bin/python benchmarks/releases_vs_jars.py --releases sticky --against 3.6.2 3.7.2 --examples 1
 
 For each record with ``verified_against`` (src/stickyproof/assignors/releases.py), the Kafka cases,
 the bundled scenarios, ``--sampler`` sampler groups and ``--histories`` history rebalances go through
@@ -37,10 +38,29 @@ def main() -> int:
                         help=f"history rebalances per record (default {DEFAULT_GROUPS})")
     parser.add_argument("--releases", nargs="*", help="record names (default: every record with verified_against)")
     parser.add_argument("--examples", type=int, default=2, help="disagreements printed per record (default 2)")
+    parser.add_argument("--against", nargs="+", metavar="VERSION",
+                        help="diff each record against these kafka-clients versions instead of its own jar "
+                        "(which release lines behave as a record); no count check")
     args = parser.parse_args()
     releases = [r for r in verified_releases() if not args.releases or r.name in args.releases]
     args.releases_given = bool(args.releases)
     failed = stale = False
+    if args.against:
+        from stickyproof.errors import UnknownAssignor
+
+        for release in releases:
+            for version in args.against:
+                started = time.perf_counter()
+                try:
+                    diff = diff_release(release, sampler=args.sampler, histories=args.histories,
+                                        grade_differences=False, jar=version)
+                except UnknownAssignor as exc:
+                    print(f"{release.name} vs kafka-clients {version}: {exc}", flush=True)
+                    continue
+                print(f"{diff.line()}; {time.perf_counter() - started:.1f} s", flush=True)
+                for example in diff.examples(args.examples):
+                    print("  " + example, flush=True)
+        return 0
     for release in releases:
         started = time.perf_counter()
         diff = diff_release(release, sampler=args.sampler, histories=args.histories)

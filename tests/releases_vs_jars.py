@@ -49,9 +49,10 @@ def jar_version(release: Release) -> str:
     return release.verified_against.removeprefix("kafka-clients ")
 
 
-def java_row(release: Release) -> AssignorInfo:
-    """The record's own row, with Kafka's Java assignor of its jar as the assignor function."""
-    java = get_assignor(f"kafka-java:{release.kafka_name}@{jar_version(release)}")
+def java_row(release: Release, jar: str | None = None) -> AssignorInfo:
+    """The record's own row, with Kafka's Java assignor of its jar (or of kafka-clients ``jar``) as the
+    assignor function."""
+    java = get_assignor(f"kafka-java:{release.kafka_name}@{jar or jar_version(release)}")
     row = get_assignor(release.name)
     return replace(row, name=java.name, fn=java.fn)
 
@@ -231,10 +232,12 @@ def verdict(scenario: Scenario, info: AssignorInfo) -> tuple:
     return grade.valid, tuple(sorted(grade.violated())), grade.kept, grade.error is None
 
 
-def diff_release(release: Release, *, sampler: int, histories: int, grade_differences: bool = True) -> Diff:
-    java = java_row(release)
+def diff_release(release: Release, *, sampler: int, histories: int, grade_differences: bool = True,
+                 jar: str | None = None) -> Diff:
+    """The record against its jar, or against kafka-clients ``jar`` (which release lines behave as it)."""
+    java = java_row(release, jar)
     ours_row = get_assignor(release.name)
-    result = Diff(release.name, jar_version(release))
+    result = Diff(release.name, jar or jar_version(release))
     sources = (
         ("regression", regression_inputs(release)),
         ("case", case_inputs(release)),

@@ -36,7 +36,7 @@ import pytest
 
 from stickyproof.assignors.base import GroupSubscription, Subscription
 from stickyproof.assignors.registry import AssignorInfo, get_assignor
-from stickyproof.errors import AssignorFailure
+from stickyproof.errors import AssignorFailure, UnknownAssignor
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.leader import lead
 from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, scenario_from_dict, scenario_to_dict
@@ -203,6 +203,23 @@ def test_kafka_java_default_build_is_the_locked_version_and_serves_every_assigno
         classpath = argv[argv.index("-cp") + 1].split(os.pathsep)
         assert all(Path(entry).exists() for entry in classpath), classpath  # runs from the cache alone
         assert any(Path(entry).name == f"kafka-clients-{kafka_java['version']}.jar" for entry in classpath), classpath
+
+
+def test_kafka_java_before_2_4_offers_the_assignors_it_has_and_eager_only():
+    """kafka-clients 2.2.2 (the jar ``sticky@2.2`` is verified against, so the cache holds it after
+    tests/test_releases_vs_jars.py too): built from the ``v20`` sources, it lists range, roundrobin and
+    sticky, refuses cooperative-sticky naming them, and its sticky says eager only."""
+    manifest = builds.built(kafka_java_peer.RECIPE, "2.2.2")
+    assert sorted(manifest["assignors"]) == ["range", "roundrobin", "sticky"], manifest["assignors"]
+    with pytest.raises(UnknownAssignor, match=r"kafka-clients 2.2.2 has no assignor 'cooperative-sticky' "
+                                              r"\(it has: range, roundrobin, sticky\)"):
+        get_assignor("kafka-java:cooperative-sticky@2.2.2")
+    info = get_assignor("kafka-java:sticky@2.2.2")
+    assert info.protocols == ("eager",) and info.kafka_name == "sticky" and info.name == "kafka-java:sticky@2.2.2"
+    from stickyproof.scenarios import named
+
+    lists, error = outcome(named.get("kip341-stale-rejoin"), info)  # KAFKA-7026's group, eager
+    assert error is None and {tp for ts in lists.values() for tp in ts} == {"t"}, (lists, error)
 
 
 def test_kafka_java_adapters_say_who_they_are(java, kafka_java):

@@ -131,6 +131,8 @@ def resolve(rest: str) -> AssignorInfo:
     from .exec import exec_assignor
 
     name, version = builds.split_version(rest)
+    if not name:
+        raise UnknownAssignor(f"kafka-java:{rest}: name an assignor, e.g. kafka-java:sticky@3.9.1")
     if version == LOCAL:
         assignors = _local_assignors()
         argv_of = assignors.get(name)
@@ -142,6 +144,6 @@ def resolve(rest: str) -> AssignorInfo:
         if argv_of is not None:  # the JVM's options are the user's at resolve time, not the build's
             argv_of = [argv_of[0], *_java_opts(), *argv_of[1:]]
         where = f"kafka-clients {version}"
-    if not name or argv_of is None:
+    if argv_of is None:
         raise UnknownAssignor(f"kafka-java:{rest}: {where} has no assignor {name!r} (it has: {', '.join(sorted(assignors))})")
     return exec_assignor(f"kafka-java:{rest}", argv_of)
