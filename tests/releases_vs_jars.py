@@ -195,6 +195,7 @@ class Diff:
     differ: list[tuple[str, str, Outcome, Outcome, Scenario]] = field(default_factory=list)
     on_equal: int = 0
     same_verdict: int = 0
+    graded: bool = True
     record_only_violations: dict[str, int] = field(default_factory=dict)
     kafka_only_violations: dict[str, int] = field(default_factory=dict)
 
@@ -205,9 +206,12 @@ class Diff:
     def line(self) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in self.inputs.items())
         by_kind = ", ".join(f"{k} {sum(1 for d in self.differ if d[1] == k)}" for k in self.inputs)
-        return (f"{self.release} vs kafka-clients {self.jar}: {self.total - len(self.differ)}/{self.total} agree "
+        line = (f"{self.release} vs kafka-clients {self.jar}: {self.total - len(self.differ)}/{self.total} agree "
                 f"({kinds}); of {len(self.differ)} differences ({by_kind}): {self.on_equal} with equal subscriptions, "
-                f"{self.same_sets} in order only, {self.same_verdict} graded alike; broken by the record only: "
+                f"{self.same_sets} in order only")
+        if not self.graded:
+            return line
+        return (f"{line}, {self.same_verdict} graded alike; broken by the record only: "
                 f"{self.record_only_violations or 'none'}, by Kafka only: {self.kafka_only_violations or 'none'}")
 
     def examples(self, limit: int = 3) -> list[str]:
@@ -237,7 +241,7 @@ def diff_release(release: Release, *, sampler: int, histories: int, grade_differ
     """The record against its jar, or against kafka-clients ``jar`` (which release lines behave as it)."""
     java = java_row(release, jar)
     ours_row = get_assignor(release.name)
-    result = Diff(release.name, jar or jar_version(release))
+    result = Diff(release.name, jar or jar_version(release), graded=grade_differences)
     sources = (
         ("regression", regression_inputs(release)),
         ("case", case_inputs(release)),
