@@ -43,8 +43,8 @@ Which release lines each record stands for, measured
 ----------------------------------------------------
 Each record is diffed against the kafka-clients jar it names (``verified_against``; its docstring
 says where and why it differs). ``benchmarks/releases_vs_jars.py --releases NAME --against
-VERSION...`` diffs a record against other jars on the same ~400 inputs (same leading: the record's
-user data and member data); exact agreement, measured 2026-11-27:
+VERSION...`` diffs a record against other jars on the same ~400 inputs (each jar led as the record:
+the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 
 * ``sticky`` and ``cooperative-sticky``: 431/431 and 399/399 with 3.7.2, 3.8.1, 3.9.1, 4.0.1, 4.1.1
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
