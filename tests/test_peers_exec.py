@@ -423,8 +423,8 @@ def test_built_harnesses_are_found_through_their_manifest(tmp_path, monkeypatch)
 def test_an_unbuilt_harness_says_how_to_build_it(tmp_path, monkeypatch):
     monkeypatch.setenv("STICKYPROOF_PEERS_DIR", str(tmp_path))
     with pytest.raises(UnknownAssignor, match=r"kafka-java: no harness built .* peers/kafka-java/build.sh"):
-        resolve("kafka-java:sticky")
+        resolve("kafka-java:sticky@local")
     (tmp_path / "kafka-java").mkdir()
     (tmp_path / "kafka-java" / "manifest.json").write_text('{"assignors": {"sticky": "not an array"}}')
     with pytest.raises(UnknownAssignor, match="peers/kafka-java/build.sh"):
-        resolve("kafka-java:sticky")
+        resolve("kafka-java:sticky@local")

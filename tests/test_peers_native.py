@@ -1,14 +1,14 @@
 """Kafka's own Java assignors and franz-go's balancers, run out of process through stickyproof's client.
 
-The Kafka Java harness is built by ``peers/kafka-java/build.sh`` into ``$STICKYPROOF_PEERS_DIR``
-(default ``<repo>/.peers``), which writes a ``manifest.json`` mapping assignor names to the command
-that starts it (peers/README.md); these tests use it when its manifest is there, build it when
-``KAFKA_SRC`` (a Kafka source tree or a kafka-clients jar) is set, and skip saying so otherwise.
+The Kafka Java harness is built by Maven against the kafka-clients release ``peers/versions.lock``
+pins (``stickyproof.peers.kafka_java``), once per session, into the user's cache: the first run
+on a machine builds it (about half a minute with Maven's repository warm), every later run reuses it.
 franz-go's harness is built from the Go module proxy at the version peers/versions.lock pins, into
-the user's cache on first use (``stickyproof.peers.builds``), so its tests never skip.
+the user's cache on first use (``stickyproof.peers.builds``). Neither test set skips for want of a
+harness.
 
 Every call goes the way a user's does: ``get_assignor("kafka-java:sticky")`` resolves the adapter
-(``exec:`` with the manifest's command, wire mode), ``leader.lead`` runs one rebalance with it, and
+(``exec:`` with the cached harness's command, wire mode), ``leader.lead`` runs one rebalance with it, and
 ``grading.grade_assignor`` grades it. What they establish:
 
 * Kafka-exactness checked against Kafka itself: Kafka's Java assignors, fed each member's
@@ -34,13 +34,13 @@ from typing import Any, Mapping
 import pytest
 
 from stickyproof.assignors.base import GroupSubscription, Subscription
-from stickyproof.assignors.registry import AssignorInfo
+from stickyproof.assignors.info import AssignorInfo
 from stickyproof.lookup import get_assignor
-from stickyproof.errors import AssignorFailure
+from stickyproof.errors import AssignorFailure, UnknownAssignor
 from stickyproof.grading import Limits, grade_assignor
 from stickyproof.leader import lead
 from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, scenario_from_dict, scenario_to_dict
-from stickyproof.peers import builds, peers_dir
+from stickyproof.peers import builds, kafka_java as kafka_java_peer, peers_dir
 from stickyproof.peers import franz_go as franz_go_peer
 from stickyproof.peers.protocol import parse_hello
 from stickyproof.scenarios.sampler import sample
@@ -139,9 +139,11 @@ def _adapters(peer: str, manifest: dict[str, Any]) -> dict[str, AssignorInfo]:
     return {name: get_assignor(f"{peer}:{name}") for name in manifest["assignors"]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kafka_java() -> dict[str, Any]:
-    return _manifest("kafka-java", "KAFKA_SRC", ROOT / "peers" / "kafka-java" / "build.sh")
+    """The manifest of the default kafka-clients version's harness, built by Maven on the first
+    session of a machine (``builds.built``), read from the cache afterwards."""
+    return builds.built(kafka_java_peer.RECIPE)
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +202,32 @@ def random_groups(count: int = RANDOM_GROUPS) -> list[Scenario]:
 
 # ------------------------------------------------------------------------------------------------
 # Kafka's Java client
+
+
+def test_kafka_java_default_build_is_the_locked_version_and_serves_every_assignor(kafka_java):
+    assert kafka_java["version"] == builds.default_version("kafka-java"), kafka_java
+    assert sorted(kafka_java["assignors"]) == sorted(EAGER_NAMES), kafka_java["assignors"]
+    for argv in kafka_java["assignors"].values():
+        classpath = argv[argv.index("-cp") + 1].split(os.pathsep)
+        assert all(Path(entry).exists() for entry in classpath), classpath  # runs from the cache alone
+        assert any(Path(entry).name == f"kafka-clients-{kafka_java['version']}.jar" for entry in classpath), classpath
+
+
+def test_kafka_java_before_2_4_offers_the_assignors_it_has_and_eager_only():
+    """kafka-clients 2.2.2 (the jar ``sticky@2.2`` is verified against, so the cache holds it after
+    tests/test_releases_vs_jars.py too): built from the ``v20`` sources, it lists range, roundrobin and
+    sticky, refuses cooperative-sticky naming them, and its sticky says eager only."""
+    manifest = builds.built(kafka_java_peer.RECIPE, "2.2.2")
+    assert sorted(manifest["assignors"]) == ["range", "roundrobin", "sticky"], manifest["assignors"]
+    with pytest.raises(UnknownAssignor, match=r"kafka-clients 2.2.2 has no assignor 'cooperative-sticky' "
+                                              r"\(it has: range, roundrobin, sticky\)"):
+        get_assignor("kafka-java:cooperative-sticky@2.2.2")
+    info = get_assignor("kafka-java:sticky@2.2.2")
+    assert info.protocols == ("eager",) and info.kafka_name == "sticky" and info.name == "kafka-java:sticky@2.2.2"
+    from stickyproof.scenarios import named
+
+    lists, error = outcome(named.get("kip341-stale-rejoin"), info)  # KAFKA-7026's group, eager
+    assert error is None and {tp for ts in lists.values() for tp in ts} == {"t"}, (lists, error)
 
 
 def test_kafka_java_adapters_say_who_they_are(java, kafka_java):
@@ -341,12 +369,22 @@ def test_franz_go_answers_every_random_group_and_differs_from_kafka_where_it_doe
 # the build scripts themselves
 
 
+def _cached_kafka_clients_jars() -> list[Path]:
+    manifest = builds.built(kafka_java_peer.RECIPE)
+    argv = next(iter(manifest["assignors"].values()))
+    return [Path(p) for p in argv[argv.index("-cp") + 1].split(os.pathsep) if p.endswith(".jar")]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("peer,env", [("kafka-java", "KAFKA_SRC"), ("franz-go", "FRANZ_GO_SRC")])
 def test_build_script_writes_a_manifest_whose_commands_say_hello(tmp_path, peer, env):
     """The build script, from the source named by ``env``, into a fresh directory: every command
-    of its manifest starts a harness whose hello names that assignor, and which exits 0 on EOF."""
+    of its manifest starts a harness whose hello names that assignor, and which exits 0 on EOF.
+    Without ``KAFKA_SRC``, kafka-java's script builds from the default version's cached jar (the
+    ``kafka-java:NAME@local`` path)."""
     source = os.environ.get(env)
+    if not source and peer == "kafka-java":  # the jar Maven fetched for the default version's harness
+        source = next(str(p) for p in _cached_kafka_clients_jars() if p.name.startswith("kafka-clients-"))
     if not source:
         pytest.skip(f"{env} is not set: it names the source peers/{peer}/build.sh builds from")
     build = ROOT / "peers" / peer / "build.sh"

@@ -3,6 +3,9 @@
 #
 #   peers/kafka-java/build.sh KAFKA_SOURCE_TREE_OR_KAFKA_CLIENTS_JAR
 #
+# For unreleased code: stickyproof reaches what this builds as kafka-java:NAME@local. Released
+# versions need no script: kafka-java:NAME@VERSION is built by Maven from pom.xml on first use.
+#
 # Output: ${STICKYPROOF_PEERS_DIR:-<repo>/.peers}/kafka-java/ with the compiled harness and
 # manifest.json (peers/README.md). Java and every jar come from Debian (apt-get, run when something
 # is missing and we are root). From a kafka-clients jar the harness is compiled against the jar.
@@ -52,7 +55,9 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/stickyproof-kafka-java.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 classes="$out/classes"
 rm -rf "$classes.new" && mkdir -p "$classes.new"
-harness_sources=("$here"/src/stickyproof/peers/*.java)
+harness_api() {  # harness_api KAFKA_VERSION: the version-specific sources (v24 from 2.4, v20 before; pom.xml)
+  case "$1" in 0.*|1.*|2.[0-3]|2.[0-3].*|2.[0-3]-*) echo v20 ;; *) echo v24 ;; esac
+}
 runtime_cp="$classes:$J/slf4j-api.jar:$J/slf4j-nop.jar"
 
 if [ -f "$input" ] && [[ "$input" == *.jar ]]; then
@@ -61,20 +66,23 @@ if [ -f "$input" ] && [[ "$input" == *.jar ]]; then
   jar="$(cd "$(dirname "$input")" && pwd)/$(basename "$input")"
   mkdir -p "$out/lib"
   cp "$jar" "$out/lib/kafka-clients.jar"
-  javac -nowarn -encoding UTF-8 -d "$classes.new" -cp "$out/lib/kafka-clients.jar:$J/slf4j-api.jar" "${harness_sources[@]}" \
-    || die "javac failed (above): the harness needs kafka-clients 2.4 or later"
-  runtime_cp="$runtime_cp:$out/lib/kafka-clients.jar"
   version="$(python3 -c 'import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
 name = "kafka/kafka-version.properties"
 props = dict(l.split("=", 1) for l in z.read(name).decode().splitlines() if "=" in l) if name in z.namelist() else {}
 print(props.get("version", "").strip())' "$jar")"
+  harness_sources=("$here"/src/stickyproof/peers/*.java "$here"/src/stickyproof/peers/"$(harness_api "$version")"/*.java)
+  javac -nowarn -encoding UTF-8 -d "$classes.new" -cp "$out/lib/kafka-clients.jar:$J/slf4j-api.jar" "${harness_sources[@]}" \
+    || die "javac failed (above) against kafka-clients ${version:-of unknown version}"
+  runtime_cp="$runtime_cp:$out/lib/kafka-clients.jar"
   commit=""
   source_path="$jar"
 elif [ -d "$input/clients/src/main/java" ]; then
   # --- from a Kafka source tree --------------------------------------------------------------
   kind=source-tree
   src="$(cd "$input" && pwd)"
+  version="$(sed -n 's/^version=//p' "$src/gradle.properties" 2>/dev/null | head -1)"
+  harness_sources=("$here"/src/stickyproof/peers/*.java "$here"/src/stickyproof/peers/"$(harness_api "$version")"/*.java)
   [ -d "$src/generator/src/main/java" ] || die "$src has clients/ but no generator/ (Kafka's message generator)"
   need_jars libjackson2-databind-java jackson-databind.jar jackson-core.jar jackson-annotations.jar
   need_jars libargparse4j-java argparse4j.jar
@@ -122,7 +130,6 @@ EOF
     -sourcepath "$src/clients/src/main/java:$tmp/generated:$tmp/otlp" "${harness_sources[@]}" 2>&1 \
     | grep -v '^Note: ' >&2 || true
   [ -f "$classes.new/stickyproof/peers/KafkaJavaPeer.class" ] || die "javac failed (above)"
-  version="$(sed -n 's/^version=//p' "$src/gradle.properties" 2>/dev/null | head -1)"
   commit="$(git -C "$src" rev-parse HEAD 2>/dev/null || true)"
   source_path="$src"
 else
@@ -134,10 +141,11 @@ rm -rf "$classes" && mv "$classes.new" "$classes"
 read -r -a java_opts <<< "${STICKYPROOF_JAVA_OPTS--XX:+UseParallelGC}"
 hello="$(echo -n | "$java_bin" "${java_opts[@]}" -cp "$runtime_cp" stickyproof.peers.KafkaJavaPeer sticky | head -1)"
 case "$hello" in *'"stickyproof":"assignor/1"'*) ;; *) die "the built harness did not say hello: $hello" ;; esac
+names="$("$java_bin" -cp "$runtime_cp" stickyproof.peers.KafkaJavaPeer --list | tr '\n' ' ')"  # this release's assignors
 seconds=$(( $(date +%s) - started ))
-python3 - "$out/manifest.json" "$java_bin" "$runtime_cp" "$kind" "$source_path" "${version:-}" "${commit:-}" "$seconds" "${java_opts[@]}" <<'EOF'
+python3 - "$out/manifest.json" "$java_bin" "$runtime_cp" "$kind" "$source_path" "${version:-}" "${commit:-}" "$seconds" "$names" "${java_opts[@]}" <<'EOF'
 import json, os, subprocess, sys, time
-path, java, cp, kind, source, version, commit, seconds, *opts = sys.argv[1:]
+path, java, cp, kind, source, version, commit, seconds, names, *opts = sys.argv[1:]
 classes = cp.split(":")[0]
 size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(classes) for f in fs)
 runtime = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
@@ -152,7 +160,7 @@ doc = {
     "classes_bytes": size,
     "assignors": {
         name: [java, *opts, "-cp", cp, "stickyproof.peers.KafkaJavaPeer", name]
-        for name in ("range", "roundrobin", "sticky", "cooperative-sticky")
+        for name in names.split()
     },
 }
 with open(path + ".tmp", "w") as f:

@@ -72,9 +72,9 @@ def _sarama(rest: str) -> AssignorInfo:
 
 
 def _kafka_java(rest: str) -> AssignorInfo:
-    from .peers import built_harness
+    from .peers.kafka_java import resolve
 
-    return built_harness("kafka-java", rest)
+    return resolve(rest)
 
 
 def _kafka_go(rest: str) -> AssignorInfo:
@@ -93,7 +93,8 @@ def _kafkajs(rest: str) -> AssignorInfo:
 ADAPTERS: tuple[Adapter, ...] = (
     Adapter("exec", _exec, "any program speaking models/assignor-protocol.md", "the command after the colon"),
     Adapter("kafka-python", _kafka_python, "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
-    Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client", "a harness built by peers/kafka-java/build.sh"),
+    Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client (kafka-clients)",
+            "built by Maven on first use; @local: peers/kafka-java/build.sh's build of a local tree"),
     Adapter("franz-go", _franz_go, "franz-go (Go)", "built from the Go module proxy on first use"),
     Adapter("sarama", _sarama, "IBM/sarama (Go)", "built from the Go module proxy on first use"),
     Adapter("kafka-go", _kafka_go, "segmentio/kafka-go (Go)", "built from the Go module proxy on first use"),

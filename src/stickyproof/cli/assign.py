@@ -80,7 +80,7 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
         print_json(
             [
                 {"name": i.name, "kafka_name": i.kafka_name, "variant": i.variant, "protocols": list(i.protocols),
-                 "description": i.description}
+                 "description": i.description, **_verification(i)}
                 for i in infos
             ]
         )
@@ -89,6 +89,11 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
     print(f"{'name':<{width}}  {'kafka name':<18}  {'variant':<7}  {'protocols':<19}  description")
     for i in infos:
         print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {','.join(i.protocols):<19}  {i.description}")
+        verified = _verification(i)
+        if verified:
+            print(f"{'':<{width}}  verified against {verified['verified_against']}: agrees on "
+                  f"{verified['verified_agreeing']} of {verified['verified_inputs']} inputs "
+                  "(benchmarks/releases_vs_jars.py)")
     print("your own: --assignor module.path:callable (run in an isolated worker process), or exec:CMD [ARGS] "
           "(any language, models/assignor-protocol.md)")
     from ..lookup import adapters
@@ -97,6 +102,15 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
     for a in adapters():
         print(f"  {a.prefix + ':':<14} {a.client}; {a.source}")
     return 0
+
+
+def _verification(info) -> dict:
+    """A release row's check against Kafka's own jar (``Release.verified_against``), or nothing."""
+    release = info.release
+    if release is None or not release.verified_against:
+        return {}
+    return {"verified_against": release.verified_against, "verified_inputs": release.verified_inputs,
+            "verified_agreeing": release.verified_agreeing}
 
 
 def add_assignors(sub: argparse._SubParsersAction) -> None:

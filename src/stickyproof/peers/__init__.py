@@ -5,8 +5,9 @@ calls for names ``PREFIX:REST`` (its ``ADAPTERS`` table: one row per adapter):
 
     exec.py           exec:CMD ARGS      any program speaking models/assignor-protocol.md
     kafka_python.py   kafka-python:NAME  kafka-python's own assignors in process, through its leader code path
-    built_harness()   kafka-java:NAME@local    ``exec:`` with a harness built by ``peers/<peer>/build.sh``
-                      from a local tree, found through the manifest the build writes
+    kafka_java.py     kafka-java:NAME[@VERSION] Kafka's own assignors, a Java harness built by Maven
+                      against that kafka-clients release (``builds``); ``@local``: the harness
+                      ``peers/kafka-java/build.sh`` built from a local tree (``built_harness``)
     franz_go.py       franz-go:NAME[@VERSION]   a Go harness built from the module proxy (``builds``)
     sarama.py         sarama:NAME[@VERSION]     the same, against IBM/sarama
     kafka_go.py       kafka-go:NAME[@VERSION]   the same, against segmentio/kafka-go

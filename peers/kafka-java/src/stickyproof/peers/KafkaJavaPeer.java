@@ -6,7 +6,6 @@ import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -14,18 +13,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
-import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
-import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
-import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
-import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
-import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
-import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
-import org.apache.kafka.clients.consumer.RangeAssignor;
-import org.apache.kafka.clients.consumer.RoundRobinAssignor;
-import org.apache.kafka.clients.consumer.StickyAssignor;
-import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
@@ -39,13 +27,14 @@ import org.apache.kafka.common.TopicPartition;
  * <ul>
  *   <li>each member's {@code ConsumerProtocolSubscription} bytes go through
  *       {@code ConsumerProtocol.deserializeSubscription}, the member's instance id is set with
- *       {@code setGroupInstanceId}, and the result is put into a {@code HashMap} in the request's
- *       member order (the JoinGroup response order: Kafka's sticky assignors iterate that map);</li>
+ *       {@code setGroupInstanceId} (2.4 on), and the result is put into a {@code HashMap} in the
+ *       request's member order (the JoinGroup response order: Kafka's sticky assignors iterate that
+ *       map);</li>
  *   <li>the leader's metadata becomes a {@code Cluster}: one broker per distinct rack named in the
  *       request, each partition's replicas on the brokers of its racks in the listed order (the
  *       first is the leader), and a broker without a rack for partitions that list none;</li>
- *   <li>{@code assignor.assign(cluster, new GroupSubscription(subscriptions))}, timed; its lists are
- *       returned in the assignor's order.</li>
+ *   <li>{@code assignor.assign(cluster, new GroupSubscription(subscriptions))} (before 2.4
+ *       {@code assign(cluster, subscriptions)}), timed; its lists are returned in the assignor's order.</li>
  * </ul>
  *
  * The {@code Cluster} is reused while the request's metadata does not change. A new assignor instance serves each request, so that no request sees state left by another (a
@@ -53,7 +42,12 @@ import org.apache.kafka.common.TopicPartition;
  * the leader path uses). Anything the assignor throws is answered as {@code {"error": ...}} with the
  * exception's class name; its stack trace goes to standard error.
  *
+ * <p>What differs between releases (the assignor interface before and after 2.4) is behind
+ * {@link KafkaAssignor}; the build compiles the side the release has.
+ *
  * <p>Usage: {@code java -cp ... stickyproof.peers.KafkaJavaPeer range|roundrobin|sticky|cooperative-sticky}
+ * serves one assignor; {@code KafkaJavaPeer --list} prints the names the kafka-clients jar on the class
+ * path offers, one a line (the build writes its manifest from them).
  */
 public final class KafkaJavaPeer {
     static final String PROTOCOL = "assignor/1";
@@ -63,20 +57,16 @@ public final class KafkaJavaPeer {
     private KafkaJavaPeer() {
     }
 
-    static ConsumerPartitionAssignor newAssignor(String name) {
-        switch (name) {
-            case "range": return new RangeAssignor();
-            case "roundrobin": return new RoundRobinAssignor();
-            case "sticky": return new StickyAssignor();
-            case "cooperative-sticky": return new CooperativeStickyAssignor();
-            default: return null;
-        }
-    }
+    static final Assignors ASSIGNORS = Assignors.forThisRelease();
 
     public static void main(String[] args) throws Exception {
-        ConsumerPartitionAssignor first = args.length == 1 ? newAssignor(args[0]) : null;
+        if (args.length == 1 && args[0].equals("--list")) {
+            for (String name : ASSIGNORS.names()) System.out.println(name);
+            System.exit(0);
+        }
+        KafkaAssignor first = args.length == 1 ? ASSIGNORS.create(args[0]) : null;
         if (first == null) {
-            System.err.println("usage: KafkaJavaPeer range|roundrobin|sticky|cooperative-sticky");
+            System.err.println("usage: KafkaJavaPeer " + String.join("|", ASSIGNORS.names()) + " (this kafka-clients release's)");
             System.exit(2);
         }
         String name = args[0];
@@ -87,12 +77,12 @@ public final class KafkaJavaPeer {
         StringBuilder hello = new StringBuilder("{\"stickyproof\":\"" + PROTOCOL + "\",\"name\":");
         Json.quote(hello, "kafka-java:" + name);
         hello.append(",\"kafka_name\":");
-        Json.quote(hello, first.name());
+        Json.quote(hello, first.kafkaName());
         hello.append(",\"supported_protocols\":[");
-        List<RebalanceProtocol> protocols = first.supportedProtocols();
+        List<String> protocols = first.supportedProtocols();
         for (int i = 0; i < protocols.size(); i++) {
             if (i > 0) hello.append(',');
-            Json.quote(hello, protocols.get(i).name().toLowerCase(java.util.Locale.ROOT));
+            Json.quote(hello, protocols.get(i));
         }
         hello.append("],\"accepts\":[\"ranges\"],\"wire\":true}");
         emit(protocolOut, hello);
@@ -139,18 +129,18 @@ public final class KafkaJavaPeer {
             return error(id, "stickyproof.BadRequest", String.valueOf(e.getMessage()));
         }
         long t1 = System.nanoTime();
-        Map<String, Subscription> subscriptions;
+        KafkaAssignor assignor = ASSIGNORS.create(name);
+        Object subscriptions;
         try {
-            subscriptions = subscriptions(members, wire);
+            subscriptions = subscriptions(assignor, members, wire);
         } catch (Throwable t) {  // Kafka's leader fails the rebalance here: graded as the assignor's failure
             t.printStackTrace(System.err);
             return error(id, t.getClass().getName(), String.valueOf(t.getMessage()));
         }
-        ConsumerPartitionAssignor assignor = newAssignor(name);
-        Map<String, Assignment> assignments;
+        Map<String, List<TopicPartition>> assignments;
         long started = System.nanoTime();
         try {
-            assignments = assignor.assign(cluster, new GroupSubscription(subscriptions)).groupAssignment();
+            assignments = assignor.assign(cluster, subscriptions);
         } catch (Throwable t) {
             t.printStackTrace(System.err);
             return error(id, t.getClass().getName(), String.valueOf(t.getMessage()));
@@ -187,19 +177,22 @@ public final class KafkaJavaPeer {
 
     /**
      * What {@code ConsumerCoordinator.onLeaderElected} builds: decoded subscriptions, with the
-     * JoinGroup response's instance ids, inserted into a {@code HashMap} in member order.
+     * JoinGroup response's instance ids, inserted into a {@code HashMap} in member order
+     * ({@link KafkaAssignor#decode}).
      */
-    static Map<String, Subscription> subscriptions(List<Object> members, Map<String, byte[]> wire) {
-        Map<String, Subscription> out = new HashMap<>();
+    static Object subscriptions(KafkaAssignor assignor, List<Object> members, Map<String, byte[]> wire) {
+        List<String> ids = new ArrayList<>();
+        List<String> instanceIds = new ArrayList<>();
+        List<byte[]> metadata = new ArrayList<>();
         for (Object value : members) {
             @SuppressWarnings("unchecked")
             Map<String, Object> member = (Map<String, Object>) value;
             String memberId = (String) member.get("id");
-            Subscription subscription = ConsumerProtocol.deserializeSubscription(ByteBuffer.wrap(wire.get(memberId)));
-            subscription.setGroupInstanceId(Optional.ofNullable((String) member.get("instance_id")));
-            out.put(memberId, subscription);
+            ids.add(memberId);
+            instanceIds.add((String) member.get("instance_id"));
+            metadata.add(wire.get(memberId));
         }
-        return out;
+        return assignor.decode(ids, instanceIds, metadata);
     }
 
     private static Map<String, Object> lastTopics;
@@ -256,17 +249,17 @@ public final class KafkaJavaPeer {
         return new Cluster("stickyproof", nodes, partitions, java.util.Collections.emptySet(), java.util.Collections.emptySet());
     }
 
-    static CharSequence answer(long id, Map<String, Assignment> assignments, double seconds) {
+    static CharSequence answer(long id, Map<String, List<TopicPartition>> assignments, double seconds) {
         StringBuilder out = new StringBuilder(64 + 16 * assignments.size());
         out.append("{\"id\":").append(id).append(",\"assignment\":{");
         boolean firstMember = true;
-        for (Map.Entry<String, Assignment> entry : assignments.entrySet()) {
+        for (Map.Entry<String, List<TopicPartition>> entry : assignments.entrySet()) {
             if (!firstMember) out.append(',');
             firstMember = false;
             Json.quote(out, entry.getKey());
             out.append(":{");
             Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
-            for (TopicPartition tp : entry.getValue().partitions())
+            for (TopicPartition tp : entry.getValue())
                 byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
             boolean firstTopic = true;
             for (Map.Entry<String, List<Integer>> topic : byTopic.entrySet()) {

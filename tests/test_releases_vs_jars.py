@@ -1,0 +1,96 @@
+"""Every ``Release`` record against the kafka-clients jar it names, on a CI-sized set of inputs.
+
+tests/releases_vs_jars.py says how one record is diffed against its jar (same wire bytes, the jar
+led as the record). Here, per record: its regression files (the incidents it exists to reproduce)
+replay with the jar exactly as they do with the record; the records that model a release exactly
+(the current ones) equal their jar on every input; the 2.6 and 3.5.1 records equal theirs
+wherever the constrained path runs, and differ only on the general path, which every record takes
+from today's Kafka (releases.py). benchmarks/releases_vs_jars.py runs the same diff on a
+few hundred inputs and gives the counts each record states. The first run builds each jar's harness
+with Maven (kafka_java.py), later runs reuse the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from stickyproof.assignors.releases import RELEASES, get_release
+from stickyproof.cli import main
+
+from .releases_vs_jars import diff_release, java_row, jar_version, regression_files
+from .test_regressions import replay_file
+
+GROUPS = int(os.environ.get("STICKYPROOF_RELEASE_GROUPS", "30"))
+"""Sampler groups and history rebalances per record (benchmarks/releases_vs_jars.py: 150 each)."""
+
+EXACT = ("sticky", "cooperative-sticky")
+"""Records whose docstrings say they equal their jar on every input."""
+
+GENERAL_PATH_ONLY = ("sticky@2.6", "cooperative-sticky@2.6", "cooperative-sticky@3.5.1")
+"""Records that equal their jar wherever the constrained path runs and differ on the general path only."""
+
+
+def test_every_record_names_the_jar_it_was_verified_against_and_on_how_many_inputs():
+    for release in RELEASES:
+        assert release.verified_against and release.verified_against.startswith("kafka-clients "), release.name
+        assert release.verified_inputs >= 200, (release.name, release.verified_inputs)
+        assert 0 < release.verified_agreeing <= release.verified_inputs, release.name
+        if release.name in EXACT:
+            assert release.verified_agreeing == release.verified_inputs, release.name
+
+
+@pytest.mark.parametrize("name", [r.name for r in RELEASES if r.version != "current"])
+def test_each_incident_a_release_record_reproduces_happens_in_that_releases_jar(name):
+    """The record's regression files replay with Kafka's own jar of that release, led as the record:
+    the incident is Kafka's, not the model's."""
+    release = get_release(name)
+    files = regression_files(release)
+    assert files, f"{name} has no regression file under tests/regressions/"
+    java = java_row(release)
+    for path in files:
+        replay_file(path, java)
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_records_that_model_a_release_exactly_equal_its_jar(name):
+    diff = diff_release(get_release(name), sampler=GROUPS, histories=GROUPS, grade_differences=False)
+    assert diff.total >= 2 * GROUPS, diff.line()
+    assert not diff.differ, diff.line() + "\n" + "\n".join(diff.examples())
+
+
+@pytest.mark.parametrize("name", GENERAL_PATH_ONLY)
+def test_records_with_a_constrained_builder_equal_their_jar_wherever_it_runs(name):
+    """Every difference is on a group with unequal subscriptions (the general path, today's in every
+    record): with equal subscriptions the record's constrained builder is its release's, exactly."""
+    diff = diff_release(get_release(name), sampler=GROUPS, histories=GROUPS, grade_differences=False)
+    on_equal = [d for d in diff.differ if len({frozenset(m.topics) for m in d[4].members}) <= 1]
+    assert diff.total >= 2 * GROUPS, diff.line()
+    assert not on_equal, diff.line() + "\n" + "\n".join(
+        f"{where}: record {ours} != Kafka {theirs}" for where, _, ours, theirs, _ in on_equal[:3])
+
+
+def test_the_jar_a_record_names_is_the_release_it_models():
+    """``sticky@2.6`` is diffed against a 2.6.x jar, the current records against a 3.9 or later one."""
+    for release in RELEASES:
+        jar = jar_version(release)
+        if release.version == "current":
+            assert tuple(int(x) for x in jar.split(".")[:2]) >= (3, 9), (release.name, jar)
+        else:
+            assert jar == release.version or jar.startswith(release.version + "."), (release.name, jar)
+
+
+def test_stickyproof_assignors_shows_each_releases_jar_and_counts(capsys):
+    assert main(["assignors"]) == 0
+    out = capsys.readouterr().out
+    for release in RELEASES:
+        line = (f"verified against {release.verified_against}: agrees on {release.verified_agreeing} of "
+                f"{release.verified_inputs} inputs")
+        assert line in out, (release.name, out)
+    assert main(["assignors", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    for release in RELEASES:
+        assert rows[release.name]["verified_against"] == release.verified_against
+        assert rows[release.name]["verified_inputs"] == release.verified_inputs
