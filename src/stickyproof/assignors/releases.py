@@ -80,6 +80,7 @@ from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V
 __all__ = [
     "Release",
     "ConstrainedBuilder",
+    "GeneralBuilder",
     "QuotaOrder",
     "RELEASES",
     "STICKY",
@@ -96,6 +97,9 @@ __all__ = [
 
 ConstrainedBuilder = Callable[[StickyInput, PriorOwners, "Release"], StickyResult]
 """A constrained path: ``(inp, prior, release) -> StickyResult`` (R15-R25 or a historical builder)."""
+GeneralBuilder = Callable[[StickyInput, PriorOwners, "Release"], StickyResult]
+"""A general path: ``(inp, prior, release) -> StickyResult`` (a historical ``GeneralAssignmentBuilder``
+or, before 2.6, the whole of ``AbstractStickyAssignor.assign``'s balancing)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ class Release:
     benchmarks/releases_vs_jars.py at its defaults); ``verified_agreeing``: on how many of them the
     record's result equals the jar's exactly. None and 0 when never diffed; each record's docstring
     says where and why it differs.
+    ``general_builder``: the general path of that release, None for today's (``general.general_assign``).
     """
 
     name: str
@@ -136,6 +141,7 @@ class Release:
     verified_against: Optional[str] = None
     verified_inputs: int = 0
     verified_agreeing: int = 0
+    general_builder: Optional[GeneralBuilder] = None
 
     @property
     def generation_in_user_data(self) -> bool:

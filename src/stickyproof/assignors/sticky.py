@@ -163,6 +163,8 @@ def sticky_result(inp: StickyInput, release: Release = STICKY) -> StickyResult:
     prior = release.ownership_rule.resolve(inp, constrained=constrained)
     if constrained:
         return release.constrained_builder(inp, prior, release)
+    if release.general_builder is not None:
+        return release.general_builder(inp, prior, release)
     return general_assign(inp, prior)
 
 
