@@ -64,11 +64,28 @@ def history_file_name(seed: int, index: int, assignor: str) -> str:
 
 
 def failing_filter() -> Any:
-    """The Arrow expression of a failing rebalance row: its ``failing`` column, which every row
-    carries from ``grading.failure.failing_row`` (the one definition; ``columns.with_failing``)."""
+    """The Arrow expression of a rebalance row that may be failing: its ``failing`` column is true
+    (set by ``grading.failure.failing_row``, the one definition, as every row is written:
+    ``columns.with_failing``), or null (a row written before the column existed, decided by the same
+    definition when read: ``_decide_failing``)."""
     import pyarrow.dataset as ds
 
-    return (ds.field("kind") == REBALANCE) & (ds.field("failing") == True)  # noqa: E712 - an Arrow expression
+    return (ds.field("kind") == REBALANCE) & ((ds.field("failing") == True) | ds.field("failing").is_null())  # noqa: E712
+
+
+_WITNESS_COLUMNS = ["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay", "failing", "valid", "error", "skipped"]
+
+
+def _decide_failing(table: Any) -> Any:
+    """``table`` without the rebalance rows that are not failing: a null ``failing`` is decided by
+    ``grading.failure.failing_row`` (never a second definition here)."""
+    import pyarrow as pa
+
+    from ..grading.failure import failing_row
+
+    rows = table.select(["kind", "failing", "valid", "error", "skipped"]).to_pylist()
+    keep = [r["kind"] != REBALANCE or r["failing"] is True or (r["failing"] is None and failing_row(r)) for r in rows]
+    return table.filter(pa.array(keep, type=pa.bool_()))
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -259,9 +276,8 @@ class SweepDir:
         dataset = ds.dataset(str(chunk_dir), format="parquet", schema=arrow_schema())
         rows = dataset.count_rows()
         wanted = failing_filter() | ((ds.field("kind") == HISTORY) & ~ds.field("replay").is_null())
-        table = dataset.to_table(columns=["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay"],
-                                 filter=wanted)
-        return rows, self._write_witnesses(table)
+        table = dataset.to_table(columns=_WITNESS_COLUMNS, filter=wanted)
+        return rows, self._write_witnesses(_decide_failing(table))
 
     def sync_failures(self) -> int:
         """Write every failure file that is missing (a run killed between commit and write); returns the failing rows."""
@@ -270,6 +286,5 @@ class SweepDir:
         for d in (self.failures, self.histories):
             d.mkdir(parents=True, exist_ok=True)
         wanted = failing_filter() | ((ds.field("kind") == HISTORY) & ~ds.field("replay").is_null())
-        table = read_table(self.grades, ["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay"],
-                           filter=wanted)
+        table = _decide_failing(read_table(self.grades, _WITNESS_COLUMNS, filter=wanted))
         return self._write_witnesses(table)
