@@ -428,3 +428,13 @@ def test_an_unbuilt_harness_says_how_to_build_it(tmp_path, monkeypatch):
     (tmp_path / "kafka-java" / "manifest.json").write_text('{"assignors": {"sticky": "not an array"}}')
     with pytest.raises(UnknownAssignor, match="peers/kafka-java/build.sh"):
         resolve("kafka-java:sticky@local")
+
+
+def test_a_failed_build_is_named_by_its_first_maven_error_not_mavens_advice():
+    from stickyproof.peers.builds import failure_line
+
+    maven = ("[INFO] BUILD FAILURE\n[ERROR] Failed to execute goal on project h: Could not resolve dependencies: "
+             "kafka-clients:jar:9.9.9 was not found\n[ERROR] \n[ERROR] Re-run Maven using the -X switch\n"
+             "[ERROR] [Help 1] http://example.invalid/DependencyResolutionException\n")
+    assert failure_line(maven).startswith("[ERROR] Failed to execute goal")
+    assert failure_line("go: downloading x\nmain.go:3:2: error: no required module\nexit") == "main.go:3:2: error: no required module"

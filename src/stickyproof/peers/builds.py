@@ -45,6 +45,7 @@ __all__ = [
     "default_version",
     "locked_versions",
     "repo_peers_dir",
+    "failure_line",
     "run_tool",
     "split_version",
 ]
@@ -220,7 +221,17 @@ def run_tool(tool: str, argv: list[str], log: IO[str], *, cwd: Path | None = Non
     log.write(proc.stdout)
     log.flush()
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
-        errors = [ln for ln in lines if "ERROR" in ln or "error" in ln.lower()]
-        detail = (errors or lines or [f"exit status {proc.returncode}"])[-1]
-        raise BuildStep(tool, f"exit status {proc.returncode}: {detail[:300]}")
+        raise BuildStep(tool, f"exit status {proc.returncode}: {failure_line(proc.stdout)[:300]}")
+
+
+def failure_line(output: str) -> str:
+    """The line of a failed build's output that says what failed: Maven's first ``[ERROR]`` line
+    (its last ones are advice: "[Help 1]", "re-run with -e"), else the last line mentioning an
+    error (go, npm), else the last line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    maven = [ln for ln in lines if ln.startswith("[ERROR]") and ln.removeprefix("[ERROR]").strip()
+             and "-> [Help" not in ln and "re-run Maven" not in ln.lower()]
+    if maven:
+        return maven[0]
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    return (errors or lines or ["no output"])[-1]
