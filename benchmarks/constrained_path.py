@@ -1,4 +1,4 @@
-"""Time the sticky constrained path on Kafka's large uniform groups (KAFKA_SEMANTICS §6, issue targets).
+"""Time the sticky constrained path on Kafka's large uniform groups (docs/rules.md §6, issue targets).
 
 Groups (all members subscribe to every topic, no racks, subscriptions built directly):
   uniform-2000x1M    2,000 members, 500 topics x 2,000 partitions: fresh, then rejoin (members 1..1999

@@ -1,4 +1,4 @@
-"""Time the sticky general path (``general_assign``) on Kafka's heterogeneous scale tests (KAFKA_SEMANTICS.md §6).
+"""Time the sticky general path (``general_assign``) on Kafka's heterogeneous scale tests (docs/rules.md §6).
 
     python benchmarks/general.py                 both shapes, fresh and rejoin
     python benchmarks/general.py --shape halves  one shape

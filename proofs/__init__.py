@@ -2,7 +2,7 @@
 
 ``statements()`` lists every statement in the order proofs/README.md gives them; ``stickyproof
 prove`` (``stickyproof.prove``) runs them and compares each verdict with the README's promise.
-This package reads the models (it states them itself, citing models/*.md and KAFKA_SEMANTICS.md)
+This package reads the models (it states them itself, citing models/*.md and docs/rules.md)
 and never imports the assignors or the simulator: the links to that code are tests in
 ``tests/test_proofs*.py``.
 """

@@ -128,7 +128,7 @@ def group(
     or to the replica racks of each partition (their number is the count). ``members`` are scenario
     documents (``{"id", "topics", "owned": {topic: [partitions]}, ...}``), ``Member`` values or
     ``member(...)`` builders. A group written wholly in document form is read by
-    ``scenario_from_dict``, so every rule of SCENARIO_FORMAT.md applies; otherwise the values are
+    ``scenario_from_dict``, so every rule of docs/scenario-format.md applies; otherwise the values are
     taken as given (claims in the written order, repeats and all).
     """
     members = list(members)

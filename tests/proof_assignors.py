@@ -2,7 +2,7 @@
 
 ``rotate_claimed`` is the cooperative assignor of ``protocol.cooperative.one-round``: it moves a
 claimed partition to another member in the same round instead of withholding it until its owner
-has revoked it (the two-round rule of KIP-429, KAFKA_SEMANTICS R38). No bundled assignor breaks that
+has revoked it (the two-round rule of KIP-429, docs/rules.md R38). No bundled assignor breaks that
 rule, so the export of that counterexample needs this one (with ``--without cooperative-validation``,
 which would otherwise stop the leader). It answers what ``proofs/protocol/export.rotate_claimed_choice``
 fixes the model's choice to.

@@ -1,4 +1,4 @@
-"""The constrained path, rule by rule (KAFKA_SEMANTICS.md R14-R25, R48, §10 K1), and fast == reference.
+"""The constrained path, rule by rule (docs/rules.md R14-R25, R48, §10 K1), and fast == reference.
 
 Each test is named after the rule it pins. Expected assignments are worked out by hand from the
 rule text (and, where Kafka's own tests assert them, from those tests; see tests/kafka_cases/).

@@ -1,4 +1,4 @@
-"""The cooperative adjustment (KAFKA_SEMANTICS.md R34-R35, N4) and its safety on generated groups."""
+"""The cooperative adjustment (docs/rules.md R34-R35, N4) and its safety on generated groups."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sticky general path (KAFKA_SEMANTICS.md R26-R33, §10 K3): one test per rule, Kafka's own cases, equivalence.
+"""The sticky general path (docs/rules.md R26-R33, §10 K3): one test per rule, Kafka's own cases, equivalence.
 
 ``general_assign`` is called with ``StickyInput``/``PriorOwners`` built here by hand (``group``), with a
 small stand-in for prior-ownership resolution (``builders.literal_prior_owners``, R5-R8) so these

@@ -13,7 +13,7 @@ to be given its mechanism and kept.
 
 Known Kafka hazard, allowed here and pinned by its own regression file: ``sticky`` hands a member
 that rejoins with fewer topics its old partition of a dropped topic through ``prevAssignment``
-(KAFKA_SEMANTICS §10 K3); the member refuses it and the group rebalances for ever. And
+(docs/rules.md §10 K3); the member refuses it and the group rebalances for ever. And
 ``cooperative-sticky`` on the general path (subscriptions differ) may need a third or fourth rebalance
 after an event, as Kafka's own tests allow (R40): tolerated up to four when the generation's
 subscriptions differ, pinned by ``cooperative-sticky-general-path-needs-a-third-rebalance.json``.

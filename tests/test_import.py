@@ -426,7 +426,7 @@ def test_capture_round_trip_gives_the_same_group(scenario, name):
     # revoking itself (it lists only what it withholds); on existing partitions the two agree.
     # cooperative-sticky's revoking also lists a stale claimant's copy of a partition its current owner
     # keeps this round (a transferring partition nobody was stripped of); the capture, read by
-    # SCENARIO_FORMAT.md, lists only partitions given to nobody, so the two agree on those.
+    # docs/scenario-format.md, lists only partitions given to nobody, so the two agree on those.
     given = {tp for tps in result.assignment.assignment.values() for tp in tps}
     exists = lambda tp: 0 <= tp.partition < scenario.partition_counts.get(tp.topic, 0) and tp not in given  # noqa: E731
     existing = lambda rev: {k: {tp for tp in v if exists(tp)} for k, v in rev.items() if any(map(exists, v))}  # noqa: E731

@@ -1,4 +1,4 @@
-"""The layer table of ARCHITECTURE.md: data flows one way, and no room reaches sideways or back up.
+"""The layer table of the package (README, "Where things are"): data flows one way, and no room reaches sideways or back up.
 
 Each room (a top-level module or package of ``stickyproof``) may import only the rooms listed for
 it. A new room must be added here with what it may import; an import outside its row fails, naming

@@ -284,7 +284,7 @@ def test_cli_assign_prints_the_assignment_document(tmp_path, capsys):
 
 
 def test_cli_assign_failures_are_one_line_and_exit_2(tmp_path, capsys):
-    # KAFKA_SEMANTICS §10 K1: claims past the partition count make the constrained path's round robin throw.
+    # docs/rules.md §10 K1: claims past the partition count make the constrained path's round robin throw.
     ref = write(tmp_path, {"format": "stickyproof.scenario/1", "topics": {"t": 4},
                            "members": [{"id": "a", "topics": ["t"], "owned": {"t": [5, 6]}, "generation": 1},
                                        {"id": "b", "topics": ["t"]}]})

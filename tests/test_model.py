@@ -1,4 +1,4 @@
-"""The interchange format: every rule of SCENARIO_FORMAT.md, read and written both ways."""
+"""The interchange format: every rule of docs/scenario-format.md, read and written both ways."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _broken(mutate):
     return doc
 
 
-# Each rule of SCENARIO_FORMAT.md: (rule, mutation, the path the error must name, a word of the message)
+# Each rule of docs/scenario-format.md: (rule, mutation, the path the error must name, a word of the message)
 RULES = [
     ("unknown format", lambda d: d.update(format="stickyproof.scenario/2"), "format", "unknown format"),
     ("missing format", lambda d: d.pop("format"), "format", "missing"),

@@ -3,7 +3,7 @@
 Scans every module under src/stickyproof/oracle/ (subpackages included) with ``ast``: no import
 of ``stickyproof.assignors`` or ``stickyproof.leader`` (absolute or relative, at any depth,
 inside functions too), OR-Tools only in the modules that own a solver and Z3 only in the
-invariants' Z3 boundary (STYLE_EXAMPLES §5 rule d). The ``stickyproof.oracle`` façade loads
+invariants' Z3 boundary. The ``stickyproof.oracle`` façade loads
 neither OR-Tools nor Z3 on import.
 """
 

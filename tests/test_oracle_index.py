@@ -1,4 +1,4 @@
-"""``model.Index``, the one interning the oracle uses (STYLE_EXAMPLES rule 2).
+"""``model.Index``, the one interning the oracle uses.
 
 Sorted numbering whatever the input order, outsiders after the group, topics counted 0 with an
 id but no partitions, and bounds-checked partition ids that convert back.

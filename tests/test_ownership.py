@@ -1,4 +1,4 @@
-"""Prior-ownership resolution, rule by rule (KAFKA_SEMANTICS.md R5-R11, §1.3's historical rules)."""
+"""Prior-ownership resolution, rule by rule (docs/rules.md R5-R11, §1.3's historical rules)."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def lead_group(group, info):
 def test_kafka_pythons_sticky_user_data_and_javas_do_not_read_each_other():
     """Why a mixed group loses stickiness (issue 12, raw wire mode): kafka-python writes
     StickyAssignorUserData with a 2-byte version header (an ApiData), Java writes KIP-341's V1
-    without one (KAFKA_SEMANTICS.md §5.3); each side's reader fails on the other's bytes and falls
+    without one (docs/rules.md §5.3); each side's reader fails on the other's bytes and falls
     back to "no previous assignment"."""
     from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
     from kafka.structs import TopicPartition as KafkaTopicPartition

@@ -1,6 +1,6 @@
 """Properties of every built-in assignor on generated groups, graded by the oracles (issue 5, item 3).
 
-What each assignor promises, and where (KAFKA_SEMANTICS.md):
+What each assignor promises, and where (docs/rules.md):
 
 - validity (every assignable partition to exactly one subscriber, nothing else) — range and
   roundrobin everywhere (they ignore claims); the sticky assignors only where Kafka promises it,

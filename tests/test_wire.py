@@ -1,4 +1,4 @@
-"""The consumer-protocol codecs (KAFKA_SEMANTICS.md §5): specs, golden bytes, round trips, version matrix, Kafka's tests.
+"""The consumer-protocol codecs (docs/rules.md §5): specs, golden bytes, round trips, version matrix, Kafka's tests.
 
 Golden vectors are derived by hand from the layouts of §5 (each with its derivation), never by
 running the encoder, so a codec bug cannot agree with itself.
@@ -325,7 +325,7 @@ def test_reader_cap_outside_the_spec_is_an_error():
 
 
 # ------------------------------------------------------------------------------------------
-# Kafka's ConsumerProtocolTest, the cases that concern a codec (KAFKA_SEMANTICS.md §7)
+# Kafka's ConsumerProtocolTest, the cases that concern a codec (docs/rules.md §7)
 
 
 def test_serializeDeserializeSubscriptionAllVersions():
@@ -358,7 +358,7 @@ def test_serializeSubscriptionShouldOrderOwnedPartitions():
 
 def test_subscription_topics_sort_in_java_string_order():
     # U+10000 is the surrogate pair D800 DC00 in UTF-16, so Java's compareTo puts it before U+FFFF
-    # while Python's code-point order puts it after (KAFKA_SEMANTICS.md N2).
+    # while Python's code-point order puts it after (docs/rules.md N2).
     data = encode_subscription(WireSubscription(0, ("\uffff", "\U00010000")))
     assert decode_subscription(data).topics == ("\U00010000", "\uffff")
 

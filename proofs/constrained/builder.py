@@ -1,4 +1,4 @@
-"""The constrained builder at the level of partitions (KAFKA_SEMANTICS R15-R22, rack awareness off).
+"""The constrained builder at the level of partitions (docs/rules.md R15-R22, rack awareness off).
 
 ``build(owner, dup, M, P)`` runs phase 1 and phase 3 partition by partition, exactly as
 ``ConstrainedAssignmentBuilder`` does (map order = member index order, one topic, claims sorted

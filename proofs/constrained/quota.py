@@ -1,4 +1,4 @@
-"""The constrained path's quotas, for every M, P and ownership pattern (KAFKA_SEMANTICS R15-R22; seed 004).
+"""The constrained path's quotas, for every M, P and ownership pattern (docs/rules.md R15-R22; seed 004).
 
 The builder (``ConstrainedAssignmentBuilder``, rack awareness off) in two loops over counters:
 

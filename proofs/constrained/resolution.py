@@ -1,4 +1,4 @@
-"""Prior-ownership resolution (KAFKA_SEMANTICS R7-R9), as a loop over members with arrays of partitions.
+"""Prior-ownership resolution (docs/rules.md R7-R9), as a loop over members with arrays of partitions.
 
 Members are processed in map order; each processes all its claims (one generation per member, as
 sent in a v2+ subscription). Per partition ``p`` the loop keeps ``owner[p]`` (the recorded owner,

@@ -1,4 +1,4 @@
-"""The constrained-path statements (seed 004, KAFKA_SEMANTICS R7-R9 and R15-R22)."""
+"""The constrained-path statements (seed 004, docs/rules.md R7-R9 and R15-R22)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def default_assignor(variant: Variant) -> tuple[str | None, tuple[str, ...]]:
     eager: ``all`` = sticky 2.2 (no generation, KAFKA-7026), ``top`` = sticky 2.6 (highest generation only),
     ``unique`` = today's sticky. cooperative: ``all`` = cooperative-sticky 2.6 (no generation in its user
     data, so every claim counts, and 2.6-2.8 did not detect duplicate claims: both claimants keep the
-    partition, KAFKA-12984, KAFKA_SEMANTICS §1.3; 2.4's resolution keeps only the last claimant in map
+    partition, KAFKA-12984, docs/rules.md §1.3; 2.4's resolution keeps only the last claimant in map
     order, so it never doubles one partition), otherwise today's cooperative-sticky. One round needs a
     user assignor that moves claimed partitions at once (``tests/proof_assignors.py: rotate_claimed``).
     """

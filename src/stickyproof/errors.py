@@ -50,7 +50,7 @@ class StickyproofError(Exception):
 
 
 class InvalidScenario(StickyproofError, ValueError):
-    """A scenario or assignment document breaks SCENARIO_FORMAT.md.
+    """A scenario or assignment document breaks docs/scenario-format.md.
 
     ``path`` is the JSON path of the offending value (``members[2].owned.orders[1]``), or
     ``""`` when the whole document is at fault (not JSON, truncated).
@@ -95,7 +95,7 @@ class UnknownAssignor(StickyproofError, LookupError):
 class AssignorFailure(StickyproofError, RuntimeError):
     """An assignor raised while assigning.
 
-    Kafka's own assignors throw on some inputs (KAFKA_SEMANTICS.md R14, R21, R22, §10 K1, K3);
+    Kafka's own assignors throw on some inputs (docs/rules.md R14, R21, R22, §10 K1, K3);
     stickyproof reproduces those throws as this error so a grade can record them.
     ``kafka_exception`` names the Java exception Kafka would throw, when known. ``kind`` is what a
     grade records the call's failure as (``error`` here; subclasses say ``time-limit``, ...).

@@ -1,4 +1,4 @@
-"""Java iteration and comparison orders that Kafka's results depend on (KAFKA_SEMANTICS.md N1, N2).
+"""Java iteration and comparison orders that Kafka's results depend on (docs/rules.md N1, N2).
 
 Kafka's leader puts members into a ``HashMap<String, Subscription>`` in JoinGroup order and the
 sticky assignors iterate it; the general path iterates a ``HashSet<TopicPartition>``. Python dicts

@@ -1,4 +1,4 @@
-"""What a Kafka group leader does with a rebalance, step by step (KAFKA_SEMANTICS.md §0, R1-R3, R36-R39).
+"""What a Kafka group leader does with a rebalance, step by step (docs/rules.md §0, R1-R3, R36-R39).
 
 ``lead(scenario, assignor)`` reads as ``ConsumerCoordinator``'s leader path:
 
@@ -224,7 +224,7 @@ def subscription_bytes(member: Member, info: AssignorInfo, protocol: str) -> byt
     under EAGER (R37); generationId: its generation; user data: the assignor's
     (``subscriptionUserData``, ``AssignorInfo.user_data``). Encoded at the member's own version,
     which drops what it lacks.
-    A scenario generation of -1 means "unknown" (SCENARIO_FORMAT.md), not a reset member that
+    A scenario generation of -1 means "unknown" (docs/scenario-format.md), not a reset member that
     declared its partitions lost, so its owned partitions are still sent.
     """
     owned = member.owned if protocol == COOPERATIVE else ()
@@ -324,7 +324,7 @@ def validate_cooperative_assignment(
 
 
 def _revoking(owned: Mapping[str, Sequence[TopicPartition]], assignment: Assignment) -> dict[str, tuple[TopicPartition, ...]]:
-    """Owned partitions the round takes away and gives to nobody (SCENARIO_FORMAT.md ``revoking``)."""
+    """Owned partitions the round takes away and gives to nobody (docs/scenario-format.md ``revoking``)."""
     given = {tp for tps in assignment.assignment.values() for tp in tps}
     out: dict[str, tuple[TopicPartition, ...]] = {}
     for member_id, tps in owned.items():

@@ -1,7 +1,7 @@
 """What an assignor receives and returns.
 
 ``GroupSubscription`` is the group as a Kafka leader holds it after decoding every member's
-JoinGroup metadata (KAFKA_SEMANTICS.md §0.3): for each member, only what its subscription bytes
+JoinGroup metadata (docs/rules.md §0.3): for each member, only what its subscription bytes
 yielded at its version. ``leader.py`` builds it from the wire; ``--direct`` builds it from the
 scenario's stated fields. An assignor is any callable ``GroupSubscription -> Assignment``.
 """

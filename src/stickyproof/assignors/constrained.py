@@ -1,4 +1,4 @@
-"""The constrained path: every member subscribes to the same topics (KAFKA_SEMANTICS.md R15-R25, R48).
+"""The constrained path: every member subscribes to the same topics (docs/rules.md R15-R25, R48).
 
 ``AbstractStickyAssignor.ConstrainedAssignmentBuilder``, in three phases after the quotas (R15):
 

@@ -1,4 +1,4 @@
-"""The cooperative adjustment: withhold partitions that change owner (KAFKA_SEMANTICS.md R34-R35, N4).
+"""The cooperative adjustment: withhold partitions that change owner (docs/rules.md R34-R35, N4).
 
 ``CooperativeStickyAssignor.assignPartitions`` runs the sticky algorithm, then removes every
 "transferring" partition from its *new* owner's list: under the cooperative protocol the old

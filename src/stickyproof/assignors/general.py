@@ -1,4 +1,4 @@
-"""The sticky assignors' general path (heterogeneous subscriptions), Kafka-exact (KAFKA_SEMANTICS.md R26-R32).
+"""The sticky assignors' general path (heterogeneous subscriptions), Kafka-exact (docs/rules.md R26-R32).
 
 ``general_fast`` reads as Kafka's ``GeneralAssignmentBuilder.build()`` split into its steps:
 

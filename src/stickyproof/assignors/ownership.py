@@ -1,4 +1,4 @@
-"""Prior-ownership resolution and path selection: who keeps which claimed partition (KAFKA_SEMANTICS.md §1.2-§1.3, §2.1).
+"""Prior-ownership resolution and path selection: who keeps which claimed partition (docs/rules.md §1.2-§1.3, §2.1).
 
 Kafka fuses all of this into ``AbstractStickyAssignor.allSubscriptionsEqual``, which fills two
 out-parameters and an instance field while it answers a yes/no question. Here it is split:

@@ -1,4 +1,4 @@
-"""KIP-881 rack awareness: when Kafka turns rack-aware assignment on (KAFKA_SEMANTICS.md R44, R48).
+"""KIP-881 rack awareness: when Kafka turns rack-aware assignment on (docs/rules.md R44, R48).
 
 ``AbstractPartitionAssignor.useRackAwareAssignment``: off when no consumer has a rack or the
 consumer racks and the partition racks are disjoint; otherwise on iff some partition's replica

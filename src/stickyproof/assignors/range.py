@@ -1,4 +1,4 @@
-"""RangeAssignor (KAFKA_SEMANTICS.md R41, R43; KIP-881 rack-aware range R44-R47).
+"""RangeAssignor (docs/rules.md R41, R43; KIP-881 rack-aware range R44-R47).
 
 ``assign_range`` reads as Kafka's ``RangeAssignor.assignPartitions``:
 

@@ -27,7 +27,7 @@ User assignors
 ``stickyproof assign SCENARIO --assignor mypkg.assignors:balanced`` imports ``mypkg.assignors`` and
 takes its attribute ``balanced`` (a dotted path such as ``Cls.method`` works too). The callable:
 
-* receives **one plain dict**, a scenario document of SCENARIO_FORMAT.md holding the group as the
+* receives **one plain dict**, a scenario document of docs/scenario-format.md holding the group as the
   leader decoded it: ``protocol`` (``"eager"``/``"cooperative"``), ``topics`` (the leader's metadata:
   every topic it knows, with partition count and replica racks), and ``members`` in JoinGroup order,
   each with ``id``, ``topics``, ``rack``, ``instance_id``, ``version``, and ``owned``/``generation``

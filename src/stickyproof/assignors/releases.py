@@ -2,7 +2,7 @@
 
 Each record says everything that differs between releases of ``StickyAssignor`` (``sticky``) and
 ``CooperativeStickyAssignor`` (``cooperative-sticky``) as far as an assignment can show it
-(KAFKA_SEMANTICS.md §1.3): the user-data layout (``user_data.py``), whether a generation is known
+(docs/rules.md §1.3): the user-data layout (``user_data.py``), whether a generation is known
 at all, the ownership rule (``ownership.py``), whether there is a constrained path and which
 builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), the order in which owned
 partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core
@@ -11,7 +11,7 @@ version. The general path is today's for every record (the records model the own
 user data and the constrained builders, not the old general algorithms). The registry builds one
 row per record, in ``RELEASES`` order.
 
-The current records model the source KAFKA_SEMANTICS.md was written from: apache/kafka trunk
+The current records model the source docs/rules.md was read from: apache/kafka trunk
 1eb7644349cb (between 3.9 and 4.0).
 
 How do I add Kafka 3.9's behaviour? (or any other release)

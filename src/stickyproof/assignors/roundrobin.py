@@ -1,4 +1,4 @@
-"""RoundRobinAssignor (KAFKA_SEMANTICS.md R41, R42).
+"""RoundRobinAssignor (docs/rules.md R41, R42).
 
 Kafka walks every partition of the subscribed topics (topics by name, partitions by number) with
 one circular cursor over the R41-ordered members, skipping members not subscribed to the

@@ -1,4 +1,4 @@
-"""The sticky assignors: ``sticky`` (eager) and ``cooperative-sticky``, current and historical (KAFKA_SEMANTICS.md §1-§3).
+"""The sticky assignors: ``sticky`` (eager) and ``cooperative-sticky``, current and historical (docs/rules.md §1-§3).
 
 Entry points (what the registry, the leader and the graders call)::
 

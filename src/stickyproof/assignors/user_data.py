@@ -1,4 +1,4 @@
-"""What a member sends in its assignor user data, and what the leader's assignor makes of it (KAFKA_SEMANTICS.md R1-R4, §5.3-§5.4).
+"""What a member sends in its assignor user data, and what the leader's assignor makes of it (docs/rules.md R1-R4, §5.3-§5.4).
 
 Each release's user data is one of four layouts, a ``UserData`` record that knows both sides:
 

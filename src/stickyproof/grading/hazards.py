@@ -4,7 +4,7 @@ A verdict is a claim about Kafka. When a built-in assignor fails, the failure is
 
     historical   a historical release reproducing the incident it is modelled for (its release
                  record's KIPs and KAFKA issues)
-    kafka-bug    a real Kafka bug on a state a real group can reach (KAFKA_SEMANTICS.md §10 K2, K3,
+    kafka-bug    a real Kafka bug on a state a real group can reach (docs/rules.md §10 K2, K3,
                  and the rack-aware general path's instability stickyproof found), with a replay
     hazard       a known hazard of Kafka's input handling (§10 K1, K5, and v0 claims a cooperative
                  leader cannot see, R2), reproduced on inputs that provoke it

@@ -235,7 +235,7 @@ def _protocol(doc: Mapping[str, Any], override: str | None, assignor: str, notes
         return chosen
     if assignor == "cooperative-sticky":
         notes.append("rebalance protocol: cooperative, assumed because the assignor is cooperative-sticky (a consumer "
-                     "runs COOPERATIVE when every assignor it configures supports it, KAFKA_SEMANTICS R36); set "
+                     "runs COOPERATIVE when every assignor it configures supports it, docs/rules.md R36); set "
                      "\"protocol\" in the capture or pass --protocol eager otherwise")
         return "cooperative"
     notes.append(f"rebalance protocol: eager, assumed for {assignor} (set \"protocol\" in the capture to change it)")
@@ -262,7 +262,7 @@ def _fixed_notes(assignor: str, has_assignment: bool) -> list[str]:
     return [
         source,
         "members: in capture order, which must be the JoinGroup response order (it decides the sticky assignors' "
-        "member iteration order, KAFKA_SEMANTICS 0.3)",
+        "member iteration order, docs/rules.md 0.3)",
         "assignment: the captured SyncGroup assignments" if has_assignment
         else "assignment: none captured, so no assignment document",
     ]

@@ -345,7 +345,7 @@ def _protocol(group: DescribedGroup, assignor: str | None, options: DescribeOpti
         return "eager"
     if assignor == COOPERATIVE_ASSIGNOR:
         notes.append("rebalance protocol: cooperative, assumed because the assignor is cooperative-sticky (a consumer "
-                     "runs COOPERATIVE when every assignor it configures supports it, KAFKA_SEMANTICS R36); pass "
+                     "runs COOPERATIVE when every assignor it configures supports it, docs/rules.md R36); pass "
                      "--protocol eager if the members also configure an eager-only assignor such as range")
         return "cooperative"
     notes.append("rebalance protocol: eager (the only one range, roundrobin and sticky support); pass --protocol to change it")
@@ -381,7 +381,7 @@ def _fixed_notes(group: DescribedGroup, options: DescribeOptions) -> list[str]:
         "owned partitions: each member owns what the tool shows it holding (its current assignment): the scenario "
         "is the next rebalance from the group as it stands",
         "member order: as the tool lists them; the JoinGroup order the leader saw is not shown (it decides the sticky "
-        "assignors' member iteration order, KAFKA_SEMANTICS 0.3)",
+        "assignors' member iteration order, docs/rules.md 0.3)",
         "assignment: " + ("the TARGET-ASSIGNMENT column (--target)" if options.target
                           else "what each member holds now (the ASSIGNMENT column)"),
     ]

@@ -3,7 +3,7 @@
 The notes say, in words a reader of the written scenario needs no other document for, what the
 input could not tell and what was assumed instead (a generation, a version, a subscription).
 They travel in the scenario document as its top-level ``"notes"`` array, which every reader
-accepts and ignores (SCENARIO_FORMAT.md).
+accepts and ignores (docs/scenario-format.md).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def assignment_document(result: ImportResult) -> dict[str, Any] | None:
 def withheld_for_revocation(
     owned: Mapping[str, Sequence[TopicPartition]], assignment: Mapping[str, Sequence[TopicPartition]]
 ) -> dict[str, tuple[TopicPartition, ...]]:
-    """SCENARIO_FORMAT.md ``revoking``: each member's owned partitions that it does not get back
+    """docs/scenario-format.md ``revoking``: each member's owned partitions that it does not get back
     and that nobody gets this round.
 
     A cooperative leader hands a moving partition to nobody until its owner has revoked it (R34,

@@ -1,4 +1,4 @@
-"""Scenario, Member, Topic, Assignment: the interchange format of SCENARIO_FORMAT.md as frozen values.
+"""Scenario, Member, Topic, Assignment: the interchange format of docs/scenario-format.md as frozen values.
 
 Readers enforce every rule of the format and raise ``InvalidScenario`` naming the JSON path and
 the value (``members[2].owned.orders[1]: negative partition -3``); writers emit the canonical

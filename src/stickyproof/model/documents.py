@@ -1,6 +1,6 @@
 """Reading and writing the format's JSON documents.
 
-Readers enforce every rule of SCENARIO_FORMAT.md and raise ``InvalidScenario`` naming the JSON
+Readers enforce every rule of docs/scenario-format.md and raise ``InvalidScenario`` naming the JSON
 path and the value; writers emit the canonical document (defaults included, keys in a fixed
 order) so a round trip is the identity.
 """
@@ -29,7 +29,7 @@ from .values import (
 )
 
 # --------------------------------------------------------------------------------------------
-# Reading: every rule of SCENARIO_FORMAT.md, each raising InvalidScenario(path, what).
+# Reading: every rule of docs/scenario-format.md, each raising InvalidScenario(path, what).
 
 
 def _type_name(value: Any) -> str:
@@ -160,7 +160,7 @@ def topics_from_dict(raw: Any, path: str = "topics") -> tuple[Topic, ...]:
 
 
 def scenario_from_dict(doc: Any) -> Scenario:
-    """Read a scenario document, enforcing every rule of SCENARIO_FORMAT.md."""
+    """Read a scenario document, enforcing every rule of docs/scenario-format.md."""
     _expect(doc, Mapping, "", "a JSON object")
     # Two extensions every command reads and ignores: "expect", the outcome regression and
     # Kafka-case files carry beside the scenario (tests/regressions/README.md), and "notes", what

@@ -20,7 +20,7 @@ class Index:
     (``topics``). Partitions: sorted (topic, partition) over the counts -> 0..P-1; a topic counted
     0 (listed with no partitions, or only named by a subscription or an assignment) has a topic id
     but no partitions. Numbering never depends on the order a document listed things in, so the
-    array code over it is deterministic (STYLE_EXAMPLES rule 2).
+    array code over it is deterministic (deterministic interning: sorted ids, never hash order).
 
     ``partition_id`` bounds-checks untrusted claims: a claim on a missing topic, or on a partition
     number outside ``[0, count)``, has no id (returns ``None``) rather than indexing someone

@@ -1,4 +1,4 @@
-"""The values of the interchange format (SCENARIO_FORMAT.md): topics, members, scenarios,
+"""The values of the interchange format (docs/scenario-format.md): topics, members, scenarios,
 assignments, as frozen values; the constants the readers check against."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Scenario:
         return sum(t.partitions for t in self.topics if t.name in subscribed)
 
     def subscribed_partitions(self) -> list[TopicPartition]:
-        """Every existing partition of a topic somebody subscribes to, sorted (KAFKA_SEMANTICS 0.4)."""
+        """Every existing partition of a topic somebody subscribes to, sorted (docs/rules.md 0.4)."""
         subscribed = {t for m in self.members for t in m.topics}
         return [
             TopicPartition(t.name, p)

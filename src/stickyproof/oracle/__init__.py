@@ -1,7 +1,7 @@
 """The oracle: ownership, balance and stickiness stated from models/, never from the assignors.
 
 A façade: the public API below is imported lazily (PEP 562), so ``import stickyproof.oracle``
-loads neither OR-Tools nor Z3 (``stickyproof --help`` starts fast; STYLE_EXAMPLES §5 rule d).
+loads neither OR-Tools nor Z3 (``stickyproof --help`` starts fast).
 Each name comes from the module that owns it:
 
 - ``invariants``: ``check_assignment`` (Z3) and its verdict types, the invariant identifiers.

@@ -4,7 +4,7 @@ The definitions are those of ``models/optimal-assignment.md`` §1 (D1-D4); every
 and grader reads them from here so that "retainable" means one thing in the whole oracle.
 They are written from the model, not from the assignors: Kafka's own resolution
 (``AbstractStickyAssignor.allSubscriptionsEqual`` / ``prepopulateCurrentAssignments``,
-KAFKA_SEMANTICS.md R5-R10) differs on purpose where it depends on iteration order (R9), reads
+docs/rules.md R5-R10) differs on purpose where it depends on iteration order (R9), reads
 generations asymmetrically (R10), or honours claims on nonexistent partitions (R6, §10 K1).
 
 The dense form (``claim_table``) works on numpy arrays per topic so that a group with a million
@@ -40,7 +40,7 @@ def assignable_topics(scenario: Scenario) -> dict[str, int]:
     """D1: topics that exist with at least one partition and that at least one member subscribes to.
 
     Sorted by name, to their partition count. A subscription to a topic absent from the
-    metadata gets nothing; a topic nobody subscribes to is not assigned (KAFKA_SEMANTICS 0.4, N3).
+    metadata gets nothing; a topic nobody subscribes to is not assigned (docs/rules.md 0.4, N3).
     """
     return dict(Index.of(scenario, only_subscribed=True).topic_count)
 

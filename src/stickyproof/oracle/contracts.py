@@ -54,7 +54,7 @@ __all__ = [
 
 
 def raw_subscriptions_equal(scenario: Scenario) -> bool:
-    """Every member lists the same set of topic names (KAFKA_SEMANTICS R12's test, as sets: the
+    """Every member lists the same set of topic names (docs/rules.md R12's test, as sets: the
     condition under which Kafka's sticky assignors take the constrained path and promise R23)."""
     return len({frozenset(m.topics) for m in scenario.members}) <= 1
 

@@ -47,7 +47,7 @@ _INT64_SAFE = 2**62
 
 @dataclass(frozen=True)
 class FlowLayout:
-    """Named node ids (STYLE_EXAMPLES §3 rule c): never literal node numbers in the engine.
+    """Named node ids: never literal node numbers in the engine.
 
     The flow's class nodes are the hubs: classes that differ only by claimant share one node,
     and each claimed class becomes a keep arc from it (§5), which keeps the node count to
@@ -134,7 +134,7 @@ def _ranges_from_one(lengths: np.ndarray) -> np.ndarray:
 
 
 def uniform_quota(num_partitions: int, num_members: int) -> tuple[int, int]:
-    """C3: (floor(P/N), ceil(P/N)) over all members (KAFKA_SEMANTICS R15's minQuota/maxQuota)."""
+    """C3: (floor(P/N), ceil(P/N)) over all members (docs/rules.md R15's minQuota/maxQuota)."""
     if num_members == 0:
         return (0, 0)
     return (num_partitions // num_members, -(-num_partitions // num_members))

@@ -1,7 +1,7 @@
 """One grade per scenario x assignor: validity, balance per mode, stickiness against the proven optimum.
 
 What each field measures is models/invariants.md §3-§4. The grader never imports the assignors or
-the leader (ARCHITECTURE.md): it receives ``run``, a callable ``Scenario -> Assignment``, from
+the leader (the layer table, tests/test_layers.py): it receives ``run``, a callable ``Scenario -> Assignment``, from
 ``grading.grade_assignor``, or a given ``assignment``.
 """
 

@@ -1,6 +1,6 @@
 """What every oracle engine returns: the assignment, its objective tiers, and how sure we are.
 
-Status honesty (ARCHITECTURE "Style", STYLE_EXAMPLES §3 rule d): ``proven`` is True only when
+Status honesty: ``proven`` is True only when
 the status is backed by a proof: CP-SAT returned ``OPTIMAL`` (or ``INFEASIBLE``), or the
 min-cost flow's optimality certificate passed the independent checker. A time-limited
 incumbent is ``FEASIBLE`` with its ``bound`` and ``gap`` and is never proven.

@@ -1,6 +1,6 @@
 """``stickyproof solve``: run one or both optimality engines and build the output document.
 
-The document is the interchange assignment format (SCENARIO_FORMAT.md) plus the solve record:
+The document is the interchange assignment format (docs/scenario-format.md) plus the solve record:
 ``status``, ``proven``, ``kept``, ``bound``, ``seconds`` (and ``engine``, ``balance``, ``gap``,
 ``objective``, ``time_limit``, ``workers``, ``seed``). With ``engine="both"`` the assignment is
 CP-SAT's, ``engines`` holds both records, and ``agree`` says whether two proven results have the

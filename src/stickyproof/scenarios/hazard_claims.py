@@ -6,7 +6,7 @@ the current generation: a same-generation double claim comes only from ``double_
 cooperative member never claims outside its subscription here (it revokes such partitions before
 it joins; the ``topics-unsubscribed`` ownership is the one explicit source, models/protocol.md §9.4).
 An eager member subscribed to nothing that exists may still list other topics' partitions (its
-sticky user data keeps its last assignment, KAFKA_SEMANTICS §10 K3).
+sticky user data keeps its last assignment, docs/rules.md §10 K3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Named scenarios shipped with the package, from the KIPs and KAFKA_SEMANTICS.md.
+"""Named scenarios shipped with the package, from the KIPs and docs/rules.md.
 
 The catalogue (``data/scenarios/catalogue.json``) maps each name to its scenario (a file
 beside it, or a builder function here for the big one) and to what the scenario format

@@ -1,6 +1,6 @@
 """A sweep's failures, sorted by what they say about Kafka: the four sections of the console and the report.
 
-    hazard       known Kafka hazards reproduced (KAFKA_SEMANTICS §10 K1, K5, v0 claims, R2): per rule
+    hazard       known Kafka hazards reproduced (docs/rules.md §10 K1, K5, v0 claims, R2): per rule
     kafka-bug    Kafka bugs on states a real group reaches (K2, K3, rack-unstable): each its own line
     historical   historical releases reproducing their incidents: per release
     unexpected   everything no stated rule explains: per (assignor, failure), each with a replay

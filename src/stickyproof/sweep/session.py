@@ -1,6 +1,6 @@
 """Starting and stopping the Spark session a sweep runs in.
 
-PySpark is imported here, lazily, and nowhere else outside ``sweep/`` (STYLE_EXAMPLES rule 10),
+PySpark is imported here, lazily, and nowhere else outside ``sweep/``,
 so ``stickyproof --help`` never pays for a JVM.
 
 Three settings are not cosmetic:

@@ -1,4 +1,4 @@
-"""Consumer-protocol wire codecs driven by the message specs of models/messages/ (KAFKA_SEMANTICS.md §5).
+"""Consumer-protocol wire codecs driven by the message specs of models/messages/ (docs/rules.md §5).
 
 Typed API (what the leader, the assignors and the simulator use)::
 

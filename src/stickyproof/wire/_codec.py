@@ -1,4 +1,4 @@
-"""One codec for every message spec: the non-flexible encoding of KAFKA_SEMANTICS.md §5, driven by the spec.
+"""One codec for every message spec: the non-flexible encoding of docs/rules.md §5, driven by the spec.
 
 Nothing here knows a message by name; each field is read or written by its spec ``type`` at the
 version being processed. Values are plain dicts keyed by the spec's field names, arrays of structs

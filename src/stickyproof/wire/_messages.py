@@ -50,7 +50,7 @@ _NEW_TP = partial(tuple.__new__, TopicPartition)
 
 @dataclass(frozen=True)
 class WireSubscription:
-    """A ``ConsumerProtocolSubscription`` as carried on the wire (KAFKA_SEMANTICS.md §5.1).
+    """A ``ConsumerProtocolSubscription`` as carried on the wire (docs/rules.md §5.1).
 
     ``generation`` and ``rack`` are the raw wire values: -1 / None when the version lacks them.
     Kafka's ``Subscription`` turns a negative generation into "absent" (R3); that is the
@@ -68,7 +68,7 @@ class WireSubscription:
 
 @dataclass(frozen=True)
 class WireAssignment:
-    """A ``ConsumerProtocolAssignment`` (KAFKA_SEMANTICS.md §5.2): the partitions in wire order."""
+    """A ``ConsumerProtocolAssignment`` (docs/rules.md §5.2): the partitions in wire order."""
 
     version: int
     assigned: tuple[TopicPartition, ...]

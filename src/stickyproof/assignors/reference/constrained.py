@@ -1,6 +1,6 @@
 """The constrained path, transcribed: ``AbstractStickyAssignor.ConstrainedAssignmentBuilder`` (3.0 on), step by step.
 
-This is the slow, obviously-faithful twin of ``constrained.py``'s fast engine (KAFKA_SEMANTICS.md
+This is the slow, obviously-faithful twin of ``constrained.py``'s fast engine (docs/rules.md
 R15-R25, R48). ``constrained_reference`` reads as Kafka's ``build()``::
 
     assign_owned_partitions             R16-R17  keep owned partitions up to the quotas, members in map order

@@ -1,6 +1,6 @@
 """The general path, transcribed: ``AbstractStickyAssignor.GeneralAssignmentBuilder`` statement by statement.
 
-This is the slow, obviously-faithful twin of ``general.py`` (KAFKA_SEMANTICS.md R26-R32). It keeps
+This is the slow, obviously-faithful twin of ``general.py`` (docs/rules.md R26-R32). It keeps
 Kafka's data structures (lists with ``remove(Object)``, a tree of members ordered by (size, id),
 ``PartitionMovements`` with Java ``HashSet`` order) and every quirk that follows from them:
 
