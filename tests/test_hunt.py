@@ -10,6 +10,7 @@ example budget, capped) so the file stays fast.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 
 import pytest
@@ -340,3 +341,18 @@ def test_a_v0_member_in_a_cooperative_group_is_left_out_even_before_it_owns_anyt
     assert claims_invisible(group)
     assert not claims_invisible(replace(group, protocol="eager"))
     assert not claims_invisible(replace(group, members=tuple(replace(m, version=1) for m in group.members)))
+
+
+def test_the_repeat_command_is_shell_quoted_and_carries_every_limit_in_force():
+    """An ``exec:`` assignor's command is one argument when pasted, and a limit that differs from the
+    hunt's default is on the line (the repeat once dropped --z3-query-seconds)."""
+    import shlex
+    from dataclasses import replace
+
+    from stickyproof.hunt import DEFAULT_LIMITS
+
+    result = hunt("roundrobin", examples=3, seed=0, limits=replace(DEFAULT_LIMITS, z3_query_seconds=5.0))
+    exec_name = f"exec:{sys.executable} -c 'print(1)'"
+    argv = shlex.split(replace(result, assignor=exec_name).command())
+    assert argv[argv.index("--assignor") + 1] == exec_name
+    assert argv[argv.index("--z3-query-seconds") + 1] == "5"

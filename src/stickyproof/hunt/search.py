@@ -22,6 +22,7 @@ the CLI draws its progress line.
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
@@ -146,24 +147,32 @@ class HuntResult:
         return self.finding is not None
 
     def command(self) -> str:
-        """The ``stickyproof hunt`` command line that repeats this hunt."""
-        parts = ["stickyproof hunt", f"--assignor {self.assignor}", f"--examples {self.examples}", f"--seed {self.seed}"]
+        """The ``stickyproof hunt`` command line that repeats this hunt, shell-quoted (an ``exec:``
+        assignor's command or a ``--space`` value pastes as one argument), every limit that differs
+        from the hunt's default included."""
+        from dataclasses import fields as limit_fields
+
+        q = shlex.quote
+        parts = ["stickyproof hunt", f"--assignor {q(self.assignor)}", f"--examples {self.examples}", f"--seed {self.seed}"]
         overrides = self.space.to_overrides()
         if overrides:
-            parts.append("--space " + " ".join(overrides))
+            parts.append("--space " + " ".join(q(o) for o in overrides))
         if self.min_stickiness is not None:
             parts.append(f"--min-stickiness {self.min_stickiness:g}")
-        if self.limits.assignor_seconds != DEFAULT_LIMITS.assignor_seconds:
-            parts.append(f"--assignor-seconds {_seconds(self.limits.assignor_seconds)}")
+        for f in limit_fields(self.limits):
+            value, default = getattr(self.limits, f.name), getattr(DEFAULT_LIMITS, f.name)
+            if value != default and f.name != "triage_seconds":
+                shown = value if f.name == "shrink_evaluations" else _seconds(value)
+                parts.append(f"--{f.name.replace('_', '-')} {shown}")
         if self.contract is not None:
             parts.append(f"--balance {self.contract}")
         if self.direct:
             parts.append("--direct")
         if self.keep_going:
             parts.append("--keep-going")
-        parts += [f"--skip {k}" for k in self.skip]
+        parts += [f"--skip {q(k)}" for k in self.skip]
         if self.reference is not None:
-            parts.append(f"--reference {self.reference}")
+            parts.append(f"--reference {q(self.reference)}")
         return " ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

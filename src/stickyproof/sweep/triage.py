@@ -21,6 +21,7 @@ unshrunk with a note, and the history's replay remains the witness.
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +130,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
         if hist is not None and hist.source == "histories":
             path = out.histories / hist.history_file()
             if path.exists():
-                history_command = f"stickyproof simulate {path} --assignor {hist.assignor}"
+                history_command = f"stickyproof simulate {shlex.quote(str(path))} --assignor {shlex.quote(hist.assignor)}"
         if example is None:
             cases.append(TriageCase(finding.section, finding.rule, failure, (finding.history.assignor if finding.history
                                     else "?"), "", history_command, (0, 0, 0), None, None, 0,
@@ -137,7 +138,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
             continue
         file = out.failures / example.failure_file()
         scenario = _load(file)
-        command = f"stickyproof grade {file} --assignor {example.assignor}" if scenario is not None else ""
+        command = f"stickyproof grade {shlex.quote(str(file))} --assignor {shlex.quote(example.assignor)}" if scenario is not None else ""
         size = _size(scenario) if scenario is not None else (0, 0, 0)
         base = dict(section=finding.section, rule=finding.rule, failure=failure, assignor=example.assignor,
                     command=command, history_command=history_command, original_size=size)
@@ -172,7 +173,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
                       f"from {size[0]} members, {size[1]} topics and {size[2]} partitions"),
         )
         _write_atomic(path, dump_json(doc) + "\n")
-        cases.append(TriageCase(**{**base, "command": f"stickyproof grade {path} --assignor {example.assignor}"},
+        cases.append(TriageCase(**{**base, "command": f"stickyproof grade {shlex.quote(str(path))} --assignor {shlex.quote(example.assignor)}"},
                                 shrunk_size=_size(small), path=path, evaluations=evaluations + 2,
                                 note=("shrink stopped by the triage time budget" if time.monotonic() >= deadline
                                       else "shrink stopped by its per-finding time limit") if clocked else ""))
