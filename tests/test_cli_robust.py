@@ -659,3 +659,17 @@ def test_ctrl_c_while_the_command_line_imports_is_exit_130_and_one_line():
     )
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
 
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["grad", "kip341-stale-rejoin"], "did you mean 'grade'?"),
+    (["grade", "kip341-stale-rejoin", "--assignr", "sticky"], "did you mean --assignor?"),
+    (["sweep", "--out", "x", "--sale", "small"], "did you mean --scale?"),
+])
+def test_a_misspelt_command_or_flag_names_the_closest_real_one(argv, hint, capsys):
+    from stickyproof.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and hint in err and len(err.strip().splitlines()) == 1, err

@@ -29,10 +29,41 @@ DEFAULT_MAX_MEMBERS = 5_000
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2 (not usage + message)."""
+    """argparse, but a usage error is one line on stderr and exit 2 (not usage + message), and a
+    misspelt command or flag is answered with the closest real one ("did you mean --assignor?")."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(self, message)} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        # A misspelt flag is named before argparse's own checks, which would otherwise report a
+        # required option as missing ("one of --assignor --assignment is required" for --assignr).
+        if args is not None and not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            known = [o for a in self._actions for o in a.option_strings]
+            for token in args:
+                if token == "--":
+                    break
+                flag = token.split("=", 1)[0]
+                if flag.startswith("--") and flag not in known and not any(o.startswith(flag) for o in known):
+                    self.error(f"unrecognized argument {flag}")
+        return super().parse_known_args(args, namespace)
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m:
+        choices = re.findall(r"'([^']*)'", m.group(2))
+        close = difflib.get_close_matches(m.group(1), choices, n=1)
+        return f"; did you mean {close[0]!r}?" if close else ""
+    m = re.search(r"unrecognized arguments?:? (--[\w-]+)", message)
+    if m:
+        known = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+        close = difflib.get_close_matches(m.group(1), known, n=1)
+        return f"; did you mean {close[0]}?" if close else ""
+    return ""
 
 
 def print_json(doc: Any) -> None:
