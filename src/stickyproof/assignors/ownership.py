@@ -54,6 +54,7 @@ __all__ = [
     "resolve_treemap_by_generation",
     "resolve_trust_every_claim",
     "all_subscriptions_equal",
+    "members_read_by_all_subscriptions_equal",
     "takes_constrained_path",
     "member_generation",
     "intern_claims",
@@ -95,6 +96,23 @@ def all_subscriptions_equal(inp: StickyInput) -> bool:
         if not (len(topics) == len(seed) and seed.issuperset(topics)):
             return False
     return True
+
+
+def members_read_by_all_subscriptions_equal(inp: StickyInput) -> tuple[str, ...]:
+    """The members whose ``memberData`` ``allSubscriptionsEqual`` called: those before the first whose
+    subscription differs (every member when none does), in map order.
+
+    It matters where a second ``memberData`` call sees something else (``UserData.read_again``):
+    the 2.5-2.8 general path reads each member again after the scan.
+    """
+    seed: frozenset[str] = frozenset()
+    for i, member in enumerate(inp.members):
+        topics = inp.subscriptions[member]
+        if not seed:
+            seed = _seed_topics(seed, topics)
+        elif not (len(topics) == len(seed) and seed.issuperset(topics)):
+            return inp.members[:i]
+    return inp.members
 
 
 def takes_constrained_path(inp: StickyInput, release: Release) -> bool:

@@ -74,6 +74,7 @@ from .ownership import (
     OwnershipRule,
 )
 from .reference.constrained_2_6 import constrained_assign_2_6
+from .reference.general_2_6 import general_assign_2_6
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
 
@@ -226,16 +227,19 @@ STICKY_2_6 = Release(
     description="StickyAssignor as released in 2.6: constrained fast path, highest-generation-only claims",
     verified_against="kafka-clients 2.6.3",
     verified_inputs=424,
-    verified_agreeing=315,
+    verified_agreeing=424,
+    general_builder=general_assign_2_6,
 )
-"""Diffed against kafka-clients 2.6.3: equal on 315 of 424 inputs, and on every input whose members
-all subscribe to the same topics (the constrained path, ``constrained_assign_2_6``, is 2.6's exactly;
-its regression sticky-2.6-nonexistent-partition-claim-handed-out replays with the jar). All 109
-differences are on the general path, which is today's in the record: 24 in order only (Kafka case
-sticky-assignment-with-multiple-generations1-unequal-step2: record consumer2 topic [0, 2, 1, 4, 5, 3],
-2.6.3 [0, 1, 2, 4, 5, 3]); the record alone breaks ``nonexistent`` 31 times (2.6.3's general path
-drops claims on partitions the metadata lacks), ``duplicate`` 13, ``unstable`` 10, ``imbalance`` 7;
-2.6.3 alone ``unstable`` 13 times and ``unsubscribed`` once."""
+"""Equal to kafka-clients 2.6.3 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances). Both paths are 2.6's: the constrained one
+(``constrained_assign_2_6``; its regression sticky-2.6-nonexistent-partition-claim-handed-out replays
+with the jar) and the general one (``reference/general_2_6.py``), including what 2.6 did by accident:
+the general path reads each member's user data a second time, and the members
+``allSubscriptionsEqual`` had read before it met a differing subscription come back with nothing
+(the ``ByteBuffer`` was parsed in place; ``STICKY_V1.read_again``). In Kafka case
+sticky-assignment-with-conflicting-previous-generations-unequal that is consumer3 (first in map
+order): its generation-2 claims on topic-2, topic-3 and topic3 vanish, and 2.6.3 answers consumer1
+topic [2, 3, 0], consumer2 topic2 [2, 1, 3] + topic [1], consumer3 topic3 [0, 1, 2, 3] + topic2 [0]."""
 
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
@@ -298,16 +302,14 @@ COOPERATIVE_STICKY_2_6 = Release(
     description="CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data",
     verified_against="kafka-clients 2.6.3",
     verified_inputs=392,
-    verified_agreeing=367,
+    verified_agreeing=392,
+    general_builder=general_assign_2_6,
 )
-"""Diffed against kafka-clients 2.6.3: equal on 367 of 392 inputs, and on every input with equal
-subscriptions (the constrained path is 2.6's; its regression
-cooperative-sticky-2.6-same-generation-double-claim-assigned-twice replays with the jar). The 25
-differences are on the general path, today's in the record: the record alone breaks ``nonexistent``
-17 times (sampler group 12:7: c25 claims t0-5 of a 5-partition t0; today's general path keeps it
-there, 2.6.3 drops it), ``cooperative-unsafe`` 7, ``duplicate`` 7, ``imbalance`` 3, ``unstable`` 2;
-and 2.6 predates rack-aware assignment (KIP-881, 3.5), which today's general path does (Kafka case
-sticky-general-rack-aware-assignment-with-non-equal-subscription-cooperative-misaligned-owned-rf1-round1)."""
+"""Equal to kafka-clients 2.6.3 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances): 2.6's constrained path (its regression
+cooperative-sticky-2.6-same-generation-double-claim-assigned-twice replays with the jar) and 2.6's
+general path (``reference/general_2_6.py``: it drops claims on partitions the metadata lacks, as in
+sampler group 12:7 where c25 claims t0-5 of a 5-partition t0, and knows no racks, KIP-881 being 3.5)."""
 
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",

@@ -16,8 +16,8 @@ The assignors outside the sticky family send no user data and see the wire field
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
 from ..errors import AssignorFailure, DecodeError
 from ..model import DEFAULT_GENERATION, Member
@@ -47,6 +47,10 @@ class UserData:
     ``sticky`` assignor's only memory, since under EAGER ``ownedPartitions`` is empty).
     ``carries_generation``: the assignor knows a generation at all (R1 V1, R2); without it every
     claim comes without one, even in ``--direct`` mode.
+    ``read_again``: ``memberData`` called a second time on the same subscription, for the releases
+    whose general path does so (2.5-2.8, ``reference/general_2_6.py``): Kafka's readers parse
+    ``subscription.userData()`` in place, so the second call sees only what the first left of the
+    buffer. None: the second call sees what the first did.
     """
 
     name: str
@@ -54,6 +58,7 @@ class UserData:
     carries_generation: bool
     encode: Callable[[Member], bytes | None]
     read: Callable[[Subscription], MemberData]
+    read_again: Optional[Callable[[Subscription], MemberData]] = None
 
 
 def _wire():  # the codecs import lazily: only the wire paths need them
@@ -93,6 +98,28 @@ def _read_sticky(sub: Subscription) -> MemberData:
     if decoded.version == 0:
         return MemberData(decoded.previous_assignment, None)
     return MemberData(decoded.previous_assignment, decoded.generation)
+
+
+def _sticky_buffer_left(data: bytes) -> bytes:
+    """What ``deserializeTopicPartitionAssignment`` leaves of the buffer: the V1 read advances it (the V0
+    fallback reads a duplicate), so after a V1 layout, or a V0 one (V1 fails at the missing generation),
+    what follows the layout; after bytes neither decodes, what follows the point the V1 read failed at."""
+    wire = _wire()
+    try:
+        return data[wire.decode(wire.STICKY_USER_DATA, data, version=1).end :]
+    except DecodeError as v1_error:
+        try:
+            return data[wire.decode(wire.STICKY_USER_DATA, data, version=0).end :]
+        except DecodeError:
+            return data[v1_error.offset or 0 :]
+
+
+def _read_sticky_again(sub: Subscription) -> MemberData:
+    """``StickyAssignor.memberData`` a second time: it reads on from where the first read stopped, which
+    after a well-formed user data is the end (no claims, generation absent)."""
+    if not sub.user_data:
+        return MemberData((), None)
+    return _read_sticky(replace(sub, user_data=_sticky_buffer_left(sub.user_data)))
 
 
 def _read_sticky_v0(sub: Subscription) -> MemberData:
@@ -140,7 +167,9 @@ def no_user_data(member: Member) -> None:
     return None
 
 
-STICKY_V1 = UserData("sticky V1: previous assignment + generation (KIP-341)", True, True, _encode_sticky_v1, _read_sticky)
+STICKY_V1 = UserData(
+    "sticky V1: previous assignment + generation (KIP-341)", True, True, _encode_sticky_v1, _read_sticky, _read_sticky_again
+)
 STICKY_V0 = UserData("sticky V0: previous assignment, no generation", True, False, _encode_sticky_v0, _read_sticky_v0)
 COOPERATIVE_GENERATION = UserData("cooperative: int32 generation", False, True, _encode_cooperative, _read_cooperative)
 NO_USER_DATA = UserData("none: ownedPartitions, no generation", False, False, no_user_data, _read_owned_without_generation)
