@@ -66,6 +66,7 @@ from ..errors import UnknownAssignor
 from .base import COOPERATIVE, EAGER
 from .constrained import constrained_assign
 from .ownership import (
+    HIGHEST_GENERATION_2_8,
     HIGHEST_GENERATION_ONLY,
     PER_PARTITION,
     PER_PARTITION_3_5_1,
@@ -73,10 +74,17 @@ from .ownership import (
     TRUST_EVERY_CLAIM,
     OwnershipRule,
 )
-from .reference.constrained_2_6 import constrained_assign_2_6
+from .reference.constrained_2_6 import constrained_assign_2_6, constrained_assign_2_8
 from .reference.general_2_6 import general_assign_2_6
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
-from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
+from .user_data import (
+    COOPERATIVE_GENERATION,
+    COOPERATIVE_GENERATION_2_8,
+    NO_USER_DATA,
+    STICKY_V0,
+    STICKY_V1,
+    UserData,
+)
 
 __all__ = [
     "Release",
@@ -87,9 +95,11 @@ __all__ = [
     "STICKY",
     "STICKY_2_2",
     "STICKY_2_6",
+    "STICKY_2_8",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
     "COOPERATIVE_STICKY_2_6",
+    "COOPERATIVE_STICKY_2_8",
     "COOPERATIVE_STICKY_3_5_1",
     "get_release",
     "find_release",
@@ -241,6 +251,26 @@ sticky-assignment-with-conflicting-previous-generations-unequal that is consumer
 order): its generation-2 claims on topic-2, topic-3 and topic3 vanish, and 2.6.3 answers consumer1
 topic [2, 3, 0], consumer2 topic2 [2, 1, 3] + topic [1], consumer3 topic3 [0, 1, 2, 3] + topic2 [0]."""
 
+STICKY_2_8 = Release(
+    name="sticky@2.8",
+    kafka_name="sticky",
+    version="2.8",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=HIGHEST_GENERATION_2_8,
+    constrained_builder=constrained_assign_2_8,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-13081"),
+    description="StickyAssignor as released in 2.8.1: 2.6's paths, partitions claimed twice in one generation "
+    "taken from every claimant on the constrained path",
+    verified_against="kafka-clients 2.8.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_2_6,
+)
+"""TODO"""
+
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
 
@@ -311,6 +341,26 @@ cooperative-sticky-2.6-same-generation-double-claim-assigned-twice replays with 
 general path (``reference/general_2_6.py``: it drops claims on partitions the metadata lacks, as in
 sampler group 12:7 where c25 claims t0-5 of a 5-partition t0, and knows no racks, KIP-881 being 3.5)."""
 
+COOPERATIVE_STICKY_2_8 = Release(
+    name="cooperative-sticky@2.8",
+    kafka_name="cooperative-sticky",
+    version="2.8",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION_2_8,
+    ownership_rule=HIGHEST_GENERATION_2_8,
+    constrained_builder=constrained_assign_2_8,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-13081"),
+    description="CooperativeStickyAssignor as released in 2.8.1: its generation in user data, partitions claimed "
+    "twice in one generation taken from every claimant and withheld for a round",
+    verified_against="kafka-clients 2.8.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_2_6,
+)
+"""TODO"""
+
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
     kafka_name="cooperative-sticky",
@@ -340,9 +390,11 @@ RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
     STICKY_2_6,
+    STICKY_2_8,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
+    COOPERATIVE_STICKY_2_8,
     COOPERATIVE_STICKY_3_5_1,
 )
 """Every modelled release, in the registry's order (each assignor's current release first)."""

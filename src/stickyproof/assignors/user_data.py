@@ -5,7 +5,8 @@ Each release's user data is one of four layouts, a ``UserData`` record that know
     STICKY_V1               previous assignment + generation (KIP-341, 2.3 on)     StickyAssignor
     STICKY_V0               previous assignment only (2.2 and before)             StickyAssignor
     COOPERATIVE_GENERATION  the int32 generation (3.0 on)                          CooperativeStickyAssignor
-    NO_USER_DATA            nothing: ownedPartitions, no generation (2.4-2.8)     CooperativeStickyAssignor
+    COOPERATIVE_GENERATION_2_8  the same int32, read from the user data only (2.8.1-2.8.2)
+    NO_USER_DATA            nothing: ownedPartitions, no generation (2.4-2.8.0)   CooperativeStickyAssignor
 
 ``encode(member)`` is Kafka's ``subscriptionUserData`` for a member in that state; ``read(sub)``
 is ``memberData(subscription)``: the claims and generation the assignor attributes to a decoded
@@ -32,6 +33,7 @@ __all__ = [
     "STICKY_V0",
     "STICKY_V1",
     "COOPERATIVE_GENERATION",
+    "COOPERATIVE_GENERATION_2_8",
     "NO_USER_DATA",
     "member_data",
     "no_user_data",
@@ -157,6 +159,27 @@ def _read_cooperative(sub: Subscription) -> MemberData:
     return MemberData(tuple(sub.owned), generation)
 
 
+def _read_cooperative_2_8(sub: Subscription) -> MemberData:
+    """R2 as 2.8.1-2.8.2 read it (KAFKA-13081's backport): the generation from the user data only, the
+    subscription having no generation field yet (null -> absent, under 4 bytes -> -1)."""
+    if sub.user_data is None:
+        return MemberData(tuple(sub.owned), None)
+    try:
+        generation = _wire().decode_cooperative_user_data(sub.user_data)
+    except DecodeError:
+        generation = DEFAULT_GENERATION
+    return MemberData(tuple(sub.owned), generation)
+
+
+def _read_cooperative_2_8_again(sub: Subscription) -> MemberData:
+    """2.8's ``memberData`` a second time: the first read consumed the int32, so a 4-byte user data now
+    reads as -1 (the struct read fails on the empty rest and the assignor falls back to -1)."""
+    if sub.user_data is None:
+        return _read_cooperative_2_8(sub)
+    left = sub.user_data[4:] if len(sub.user_data) >= 4 else sub.user_data
+    return _read_cooperative_2_8(replace(sub, user_data=left))
+
+
 def _read_owned_without_generation(sub: Subscription) -> MemberData:
     """R2 before 3.0: the cooperative assignor knew no generation anywhere; every claim comes without one."""
     return MemberData(tuple(sub.owned), None)
@@ -172,6 +195,14 @@ STICKY_V1 = UserData(
 )
 STICKY_V0 = UserData("sticky V0: previous assignment, no generation", True, False, _encode_sticky_v0, _read_sticky_v0)
 COOPERATIVE_GENERATION = UserData("cooperative: int32 generation", False, True, _encode_cooperative, _read_cooperative)
+COOPERATIVE_GENERATION_2_8 = UserData(
+    "cooperative 2.8: int32 generation, read from the user data only",
+    False,
+    True,
+    _encode_cooperative,
+    _read_cooperative_2_8,
+    _read_cooperative_2_8_again,
+)
 NO_USER_DATA = UserData("none: ownedPartitions, no generation", False, False, no_user_data, _read_owned_without_generation)
 
 
