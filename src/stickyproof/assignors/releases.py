@@ -8,8 +8,9 @@ builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), the orde
 partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core
 (``sticky.py``) reads these fields and nothing else: no code anywhere tests a release's name or
 version. The general path is today's for every record (the records model the ownership rules, the
-user data and the constrained builders, not the old general algorithms). The registry builds one
-row per record, in ``RELEASES`` order.
+user data and the constrained builders, not the old general algorithms), except where a record names
+its release's (``general_builder``: the 2.6 and 2.8 records run 2.6's, ``reference/general_2_6.py``).
+The registry builds one row per record, in ``RELEASES`` order.
 
 The current records model the source KAFKA_SEMANTICS.md was written from: apache/kafka trunk
 1eb7644349cb (between 3.9 and 4.0).
@@ -49,11 +50,14 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 * ``sticky`` and ``cooperative-sticky``: 431/431 and 399/399 with 3.7.2, 3.8.1, 3.9.1, 4.0.1, 4.1.1
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
   3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records, and the
-  lines 3.5-3.6, 3.4, 3.0-3.3 and 2.7-2.8 behave otherwise and have no record of their own yet.
+  lines 3.5-3.6, 3.4 and 3.0-3.3 behave otherwise and have no record of their own yet (2.5-2.8
+  have theirs: the 2.6 and 2.8 records).
 * ``sticky@2.2``: 164/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 118 with 2.3.1.
-* ``sticky@2.6``: 315/424 with 2.5.1, 2.6.3 and 2.7.2 alike.
+* ``sticky@2.6``: 424/424 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 403 with 2.8.1 and 2.8.2.
+* ``sticky@2.8``: 424/424 with 2.8.1 and 2.8.2; 402 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
-* ``cooperative-sticky@2.6``: 367/392 with 2.5.1, 2.6.3 and 2.7.2 alike.
+* ``cooperative-sticky@2.6``: 392/392 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 351 with 2.8.1 and 2.8.2.
+* ``cooperative-sticky@2.8``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
 """
 
@@ -265,11 +269,18 @@ STICKY_2_8 = Release(
     description="StickyAssignor as released in 2.8.1: 2.6's paths, partitions claimed twice in one generation "
     "taken from every claimant on the constrained path",
     verified_against="kafka-clients 2.8.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=424,
+    verified_agreeing=424,
     general_builder=general_assign_2_6,
 )
-"""TODO"""
+"""Equal to kafka-clients 2.8.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike. The version is 2.8.1's:
+the KAFKA-13081 backport changed ``allSubscriptionsEqual`` and ``constrainedAssign`` there, and 2.8.0
+behaves as ``sticky@2.6`` (424/424 with the 2.8.0 jar). What differs from ``sticky@2.6``, on 22 of the
+424 inputs (19 with equal subscriptions): a partition claimed twice within the highest generation is
+taken from every claimant (``HIGHEST_GENERATION_2_8``) and dealt afresh (``constrained_assign_2_8``;
+regression sticky-2.8-same-generation-double-claim-dealt-afresh). The general path is 2.6's, unchanged
+in 2.8 (``reference/general_2_6.py``)."""
 
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
@@ -355,11 +366,22 @@ COOPERATIVE_STICKY_2_8 = Release(
     description="CooperativeStickyAssignor as released in 2.8.1: its generation in user data, partitions claimed "
     "twice in one generation taken from every claimant and withheld for a round",
     verified_against="kafka-clients 2.8.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=392,
+    verified_agreeing=392,
     general_builder=general_assign_2_6,
 )
-"""TODO"""
+"""Equal to kafka-clients 2.8.2 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike; 2.8.0 behaves as
+``cooperative-sticky@2.6`` (392/392 with the 2.8.0 jar). The KAFKA-13081 backport (2.8.1) made the
+assignor send its generation as an int32 in its user data, read from there only, the subscription
+having no generation field yet (``COOPERATIVE_GENERATION_2_8``), and took a partition claimed twice
+within the highest generation from every claimant, withholding it for a round as transferring
+(``HIGHEST_GENERATION_2_8``, ``constrained_assign_2_8``; regression
+cooperative-sticky-2.8-same-generation-double-claim-withheld-from-both). It differs from
+``cooperative-sticky@2.6`` on 55 of the 392 inputs, 28 with equal subscriptions; on the general path
+(2.6's, ``reference/general_2_6.py``) the generations now order the claims, and the members
+``allSubscriptionsEqual`` read before a differing subscription come back with generation -1, their
+user data's int32 consumed by the first read (``COOPERATIVE_GENERATION_2_8.read_again``)."""
 
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
