@@ -18,7 +18,7 @@ The assignors outside the sticky family send no user data and see the wire field
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..errors import AssignorFailure, DecodeError
 from ..model import DEFAULT_GENERATION, Member
