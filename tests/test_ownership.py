@@ -128,6 +128,19 @@ def test_variant_2_6_duplicates_within_the_highest_generation_are_not_detected()
     assert kept(prior) == {"a": ["t-0"], "b": ["t-0"]}
 
 
+def test_variant_2_8_a_partition_claimed_twice_in_the_highest_generation_is_taken_from_every_claimant():
+    """KAFKA-13081 (2.8.1): the first claimant loses it at the second claim, a member listing it twice
+    loses it too, and a rise in generation forgets both the lower claims and the marks."""
+    claims = {"a": (["t-0", "t-1"], 5), "b": (["t-1", "t-2", "t-2"], 5), "c": (["t-3"], 5)}
+    prior = resolve(claims, order=["a", "b", "c"], release="sticky@2.8")
+    assert kept(prior) == {"a": ["t-0"], "b": [], "c": ["t-3"]}
+    assert prior.partitions_with_multiple_previous_owners == frozenset(tps("t-1", "t-2"))
+    claims = {"a": (["t-0"], 5), "b": (["t-0"], 5), "c": (["t-0", "t-4"], 6)}
+    prior = resolve(claims, order=["a", "b", "c"], release="cooperative-sticky@2.8")
+    assert kept(prior) == {"a": [], "b": [], "c": ["t-0", "t-4"]}
+    assert prior.partitions_with_multiple_previous_owners == frozenset() and prior.max_generation == 6
+
+
 def test_variant_2_6_unequal_subscriptions_use_the_general_path_treemap():
     claims = {"a": (["t-0"], 3), "b": (["t-1"], 5)}
     prior = resolve(claims, order=["a", "b"], release="sticky@2.6", topics={"a": ["t"], "b": ["t", "u"]})

@@ -31,9 +31,11 @@ BUILTINS = [
     "sticky",
     "sticky@2.2",
     "sticky@2.6",
+    "sticky@2.8",
     "cooperative-sticky",
     "cooperative-sticky@2.4",
     "cooperative-sticky@2.6",
+    "cooperative-sticky@2.8",
     "cooperative-sticky@3.5.1",
 ]
 
@@ -193,7 +195,7 @@ def test_cli_assignors_table_and_json(capsys):
     assert main(["assignors", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows] == BUILTINS
-    assert rows[5]["protocols"] == ["cooperative", "eager"]
+    assert rows[BUILTINS.index("cooperative-sticky")]["protocols"] == ["cooperative", "eager"]
 
 
 # ------------------------------------------------------------------------------------------

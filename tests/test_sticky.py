@@ -18,8 +18,10 @@ from stickyproof.assignors.releases import (
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
+    COOPERATIVE_STICKY_2_8,
     STICKY,
     STICKY_2_2,
+    STICKY_2_6,
 )
 from stickyproof.assignors.sticky import (
     COOPERATIVE_VARIANTS,
@@ -36,6 +38,8 @@ from stickyproof.assignors.sticky import (
 )
 from stickyproof.errors import AssignorFailure, UnknownAssignor
 from stickyproof.javaorder import hashmap_order
+from stickyproof.assignors.sticky_types import MemberData
+from stickyproof.assignors.user_data import COOPERATIVE_GENERATION_2_8, STICKY_V1
 from stickyproof.model import Member, Topic
 from stickyproof.wire import encode_cooperative_user_data, encode_sticky_user_data
 
@@ -128,6 +132,52 @@ def test_R2_before_3_0_cooperative_members_had_no_generation():
     assert cooperative_user_data(Member("c", ("t",), generation=3), COOPERATIVE_STICKY_2_4) is None
 
 
+def test_R2_in_2_8_the_cooperative_generation_comes_from_user_data_only():
+    # 2.8.1's Subscription had no generation field: the wire generation 4 is not read, the user data's 2 is.
+    sub = Subscription("c", ("t",), user_data=encode_cooperative_user_data(2), owned=OWNED, generation=4)
+    assert member_data(sub, COOPERATIVE_STICKY_2_8) == MemberData(OWNED, 2)
+    assert member_data(Subscription("c", ("t",), owned=OWNED, generation=4), COOPERATIVE_STICKY_2_8).generation is None
+    assert member_data(Subscription("c", ("t",), user_data=b"\x01"), COOPERATIVE_STICKY_2_8).generation == -1
+
+
+def test_a_second_member_data_call_reads_what_the_first_left_of_the_user_data():
+    """2.5-2.8's readers parse ``userData()`` in place (``UserData.read_again``): after a well-formed
+    sticky V1 or V0 layout nothing is left (no claims, no generation); bytes after it are read as a
+    fresh user data; the cooperative int32 consumed leaves an empty buffer, which reads as -1."""
+    v1 = encode_sticky_user_data(OWNED, 3)
+    again = STICKY_V1.read_again
+    assert again(Subscription("c", ("t",), user_data=v1)) == MemberData((), None)
+    assert again(Subscription("c", ("t",), user_data=encode_sticky_user_data(OWNED, 3, version=0))) == MemberData((), None)
+    assert again(Subscription("c", ("t",), user_data=v1 + encode_sticky_user_data(tps("t-0"), 5))) == MemberData(tps("t-0"), 5)
+    assert again(Subscription("c", ("t",))) == MemberData((), None)
+    coop = COOPERATIVE_GENERATION_2_8.read_again
+    assert coop(Subscription("c", ("t",), user_data=encode_cooperative_user_data(7), owned=OWNED)) == MemberData(OWNED, -1)
+    assert coop(Subscription("c", ("t",), owned=OWNED)) == MemberData(OWNED, None)
+
+
+def test_2_6_general_path_forgets_the_claims_of_members_read_before_a_differing_subscription():
+    """Kafka case sticky-assignment-with-conflicting-previous-generations-unequal as 2.6.3 answers it:
+    consumer3 comes first in map order, ``allSubscriptionsEqual`` reads its user data and stops at
+    consumer2; the general path's second read finds consumer3's buffer consumed, so its generation-2
+    claims on topic-2, topic-3 and topic3 are gone and topic-2/topic-3 stay with consumer1."""
+    s = group(
+        {"topic": 4, "topic2": 4, "topic3": 4},
+        [
+            member("consumer1").topics("topic").owns("topic", 0, 1, 2, 3).generation(1),
+            member("consumer2").topics("topic", "topic2").owns("topic2", 0, 1, 2, 3).owns("topic", 0, 1).generation(2),
+            member("consumer3").topics("topic", "topic2", "topic3").owns("topic3", 0, 1, 2, 3).owns("topic", 2, 3).generation(2),
+        ],
+        protocol="eager",
+    )
+    assert members_in_map_order(["consumer1", "consumer2", "consumer3"])[0] == "consumer3"
+    out = strs(assign_sticky(wire_group(s, assignor="sticky@2.6"), release=STICKY_2_6))
+    assert out == {
+        "consumer3": ["topic3-0", "topic3-1", "topic3-2", "topic3-3", "topic2-0"],
+        "consumer2": ["topic2-2", "topic2-1", "topic2-3", "topic-1"],
+        "consumer1": ["topic-2", "topic-3", "topic-0"],
+    }
+
+
 def test_R3_negative_wire_generation_falls_back_like_absent():
     s = group({"t": 2}, [member("c").topics("t").owns("t", 0).generation(-1)], protocol="cooperative")
     sub = wire_group(s, assignor="cooperative-sticky").members[0]
@@ -175,7 +225,7 @@ def test_sticky_user_data_is_null_before_the_first_assignment():
 
 
 def test_unknown_variants_are_rejected():
-    assert STICKY_VARIANTS == ("2.2", "2.6") and COOPERATIVE_VARIANTS == ("2.4", "2.6", "3.5.1")
+    assert STICKY_VARIANTS == ("2.2", "2.6", "2.8") and COOPERATIVE_VARIANTS == ("2.4", "2.6", "2.8", "3.5.1")
     group = GroupSubscription({}, (Subscription("c", ()),))
     with pytest.raises(UnknownAssignor):
         assign_sticky(group, release="3.5.1")

@@ -15,6 +15,8 @@ resolver per path) whose functions say exactly which release did what:
     PER_PARTITION_3_5_1     3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
     HIGHEST_GENERATION_ONLY 2.6-3.5.0: highest generation only on the constrained path,
                             per-partition TreeMap by generation on the general path
+    HIGHEST_GENERATION_2_8  2.8.1-2.8.2: the same, and partitions claimed twice within the highest
+                            generation dropped from every claimant (KAFKA-13081)
     TREEMAP_BY_GENERATION   2.4-2.5: the TreeMap rule (the 2.4 cooperative assignor: no generation)
     TRUST_EVERY_CLAIM       2.2: every claim trusted, duplicates kept by every claimant (KAFKA-7026)
 
@@ -45,15 +47,18 @@ __all__ = [
     "PER_PARTITION",
     "PER_PARTITION_3_5_1",
     "HIGHEST_GENERATION_ONLY",
+    "HIGHEST_GENERATION_2_8",
     "TREEMAP_BY_GENERATION",
     "TRUST_EVERY_CLAIM",
     "resolve_prior_owners",
     "resolve_per_partition",
     "resolve_per_partition_3_5_1",
     "resolve_highest_generation_only",
+    "resolve_highest_generation_2_8",
     "resolve_treemap_by_generation",
     "resolve_trust_every_claim",
     "all_subscriptions_equal",
+    "members_read_by_all_subscriptions_equal",
     "takes_constrained_path",
     "member_generation",
     "intern_claims",
@@ -95,6 +100,23 @@ def all_subscriptions_equal(inp: StickyInput) -> bool:
         if not (len(topics) == len(seed) and seed.issuperset(topics)):
             return False
     return True
+
+
+def members_read_by_all_subscriptions_equal(inp: StickyInput) -> tuple[str, ...]:
+    """The members whose ``memberData`` ``allSubscriptionsEqual`` called: those before the first whose
+    subscription differs (every member when none does), in map order.
+
+    It matters where a second ``memberData`` call sees something else (``UserData.read_again``):
+    the 2.5-2.8 general path reads each member again after the scan.
+    """
+    seed: frozenset[str] = frozenset()
+    for i, member in enumerate(inp.members):
+        topics = inp.subscriptions[member]
+        if not seed:
+            seed = _seed_topics(seed, topics)
+        elif not (len(topics) == len(seed) and seed.issuperset(topics)):
+            return inp.members[:i]
+    return inp.members
 
 
 def takes_constrained_path(inp: StickyInput, release: Release) -> bool:
@@ -359,6 +381,48 @@ def resolve_highest_generation_only(inp: StickyInput) -> PriorOwners:
     return PriorOwners(owned, frozenset(), max_generation)
 
 
+def resolve_highest_generation_2_8(inp: StickyInput) -> PriorOwners:
+    """2.8.1-2.8.2 constrained path (KAFKA-13081): highest generation only, and a partition claimed twice
+    within it is taken from every claimant and recorded in ``partitions_with_multiple_previous_owners``.
+
+    The first claimant keeps it until the second claim, which removes it from the first (once, from
+    the first claimant's list even when that is the same member listing it twice) and marks it; a
+    rise in generation forgets the marks along with the lower generation's claims.
+    """
+    all_topics = inp.partitions_per_topic
+    max_generation = DEFAULT_GENERATION
+    current: list[str] = []
+    owned: dict[str, list[TopicPartition]] = {}
+    first_owner: dict[TopicPartition, str] = {}
+    multiple: set[TopicPartition] = set()
+    for m in inp.members:
+        data = inp.member_data[m]
+        owned[m] = []
+        present = data.generation is not None
+        if (present and data.generation >= max_generation) or (not present and max_generation == DEFAULT_GENERATION):
+            if present and data.generation > max_generation:
+                first_owner.clear()
+                multiple.clear()
+                for dropped in current:
+                    owned[dropped].clear()
+                current = []
+                max_generation = data.generation
+            current.append(m)
+            for tp in data.partitions:
+                if tp[0] not in all_topics:
+                    continue
+                tp = TopicPartition(tp[0], tp[1])
+                other = first_owner.get(tp)
+                if other is None:
+                    first_owner[tp] = m
+                    owned[m].append(tp)
+                else:
+                    if tp in owned[other]:
+                        owned[other].remove(tp)
+                    multiple.add(tp)
+    return PriorOwners({m: tuple(v) for m, v in owned.items()}, frozenset(multiple), max_generation)
+
+
 # ------------------------------------------------------------------------------------------
 # The rules, named
 
@@ -397,6 +461,12 @@ PER_PARTITION_3_5_1 = OwnershipRule(
 HIGHEST_GENERATION_ONLY = OwnershipRule(
     "highest generation only (constrained path), TreeMap by generation (general path)",
     resolve_highest_generation_only,
+    resolve_treemap_by_generation,
+)
+HIGHEST_GENERATION_2_8 = OwnershipRule(
+    "highest generation only, double claims dropped (constrained path, KAFKA-13081), TreeMap by generation "
+    "(general path)",
+    resolve_highest_generation_2_8,
     resolve_treemap_by_generation,
 )
 TREEMAP_BY_GENERATION = OwnershipRule(

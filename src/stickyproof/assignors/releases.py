@@ -8,8 +8,9 @@ builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), the orde
 partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core
 (``sticky.py``) reads these fields and nothing else: no code anywhere tests a release's name or
 version. The general path is today's for every record (the records model the ownership rules, the
-user data and the constrained builders, not the old general algorithms). The registry builds one
-row per record, in ``RELEASES`` order.
+user data and the constrained builders, not the old general algorithms), except where a record names
+its release's (``general_builder``: the 2.6 and 2.8 records run 2.6's, ``reference/general_2_6.py``).
+The registry builds one row per record, in ``RELEASES`` order.
 
 The current records model the source docs/rules.md was read from: apache/kafka trunk
 1eb7644349cb (between 3.9 and 4.0).
@@ -49,11 +50,14 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 * ``sticky`` and ``cooperative-sticky``: 431/431 and 399/399 with 3.7.2, 3.8.1, 3.9.1, 4.0.1, 4.1.1
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
   3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records, and the
-  lines 3.5-3.6, 3.4, 3.0-3.3 and 2.7-2.8 behave otherwise and have no record of their own yet.
+  lines 3.5-3.6, 3.4 and 3.0-3.3 behave otherwise and have no record of their own yet (2.5-2.8
+  have theirs: the 2.6 and 2.8 records).
 * ``sticky@2.2``: 164/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 118 with 2.3.1.
-* ``sticky@2.6``: 315/424 with 2.5.1, 2.6.3 and 2.7.2 alike.
+* ``sticky@2.6``: 424/424 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 403 with 2.8.1 and 2.8.2.
+* ``sticky@2.8``: 424/424 with 2.8.1 and 2.8.2; 402 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
-* ``cooperative-sticky@2.6``: 367/392 with 2.5.1, 2.6.3 and 2.7.2 alike.
+* ``cooperative-sticky@2.6``: 392/392 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 351 with 2.8.1 and 2.8.2.
+* ``cooperative-sticky@2.8``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
 """
 
@@ -66,6 +70,7 @@ from ..errors import UnknownAssignor
 from .base import COOPERATIVE, EAGER
 from .constrained import constrained_assign
 from .ownership import (
+    HIGHEST_GENERATION_2_8,
     HIGHEST_GENERATION_ONLY,
     PER_PARTITION,
     PER_PARTITION_3_5_1,
@@ -73,9 +78,17 @@ from .ownership import (
     TRUST_EVERY_CLAIM,
     OwnershipRule,
 )
-from .reference.constrained_2_6 import constrained_assign_2_6
+from .reference.constrained_2_6 import constrained_assign_2_6, constrained_assign_2_8
+from .reference.general_2_6 import general_assign_2_6
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
-from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
+from .user_data import (
+    COOPERATIVE_GENERATION,
+    COOPERATIVE_GENERATION_2_8,
+    NO_USER_DATA,
+    STICKY_V0,
+    STICKY_V1,
+    UserData,
+)
 
 __all__ = [
     "Release",
@@ -86,9 +99,11 @@ __all__ = [
     "STICKY",
     "STICKY_2_2",
     "STICKY_2_6",
+    "STICKY_2_8",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
     "COOPERATIVE_STICKY_2_6",
+    "COOPERATIVE_STICKY_2_8",
     "COOPERATIVE_STICKY_3_5_1",
     "get_release",
     "find_release",
@@ -226,16 +241,46 @@ STICKY_2_6 = Release(
     description="StickyAssignor as released in 2.6: constrained fast path, highest-generation-only claims",
     verified_against="kafka-clients 2.6.3",
     verified_inputs=424,
-    verified_agreeing=315,
+    verified_agreeing=424,
+    general_builder=general_assign_2_6,
 )
-"""Diffed against kafka-clients 2.6.3: equal on 315 of 424 inputs, and on every input whose members
-all subscribe to the same topics (the constrained path, ``constrained_assign_2_6``, is 2.6's exactly;
-its regression sticky-2.6-nonexistent-partition-claim-handed-out replays with the jar). All 109
-differences are on the general path, which is today's in the record: 24 in order only (Kafka case
-sticky-assignment-with-multiple-generations1-unequal-step2: record consumer2 topic [0, 2, 1, 4, 5, 3],
-2.6.3 [0, 1, 2, 4, 5, 3]); the record alone breaks ``nonexistent`` 31 times (2.6.3's general path
-drops claims on partitions the metadata lacks), ``duplicate`` 13, ``unstable`` 10, ``imbalance`` 7;
-2.6.3 alone ``unstable`` 13 times and ``unsubscribed`` once."""
+"""Equal to kafka-clients 2.6.3 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances). Both paths are 2.6's: the constrained one
+(``constrained_assign_2_6``; its regression sticky-2.6-nonexistent-partition-claim-handed-out replays
+with the jar) and the general one (``reference/general_2_6.py``), including what 2.6 did by accident:
+the general path reads each member's user data a second time, and the members
+``allSubscriptionsEqual`` had read before it met a differing subscription come back with nothing
+(the ``ByteBuffer`` was parsed in place; ``STICKY_V1.read_again``). In Kafka case
+sticky-assignment-with-conflicting-previous-generations-unequal that is consumer3 (first in map
+order): its generation-2 claims on topic-2, topic-3 and topic3 vanish, and 2.6.3 answers consumer1
+topic [2, 3, 0], consumer2 topic2 [2, 1, 3] + topic [1], consumer3 topic3 [0, 1, 2, 3] + topic2 [0]."""
+
+STICKY_2_8 = Release(
+    name="sticky@2.8",
+    kafka_name="sticky",
+    version="2.8",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=HIGHEST_GENERATION_2_8,
+    constrained_builder=constrained_assign_2_8,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-13081"),
+    description="StickyAssignor as released in 2.8.1: 2.6's paths, partitions claimed twice in one generation "
+    "taken from every claimant on the constrained path",
+    verified_against="kafka-clients 2.8.2",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_2_6,
+)
+"""Equal to kafka-clients 2.8.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike. The version is 2.8.1's:
+the KAFKA-13081 backport changed ``allSubscriptionsEqual`` and ``constrainedAssign`` there, and 2.8.0
+behaves as ``sticky@2.6`` (424/424 with the 2.8.0 jar). What differs from ``sticky@2.6``, on 22 of the
+424 inputs (19 with equal subscriptions): a partition claimed twice within the highest generation is
+taken from every claimant (``HIGHEST_GENERATION_2_8``) and dealt afresh (``constrained_assign_2_8``;
+regression sticky-2.8-same-generation-double-claim-dealt-afresh). The general path is 2.6's, unchanged
+in 2.8 (``reference/general_2_6.py``)."""
 
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
@@ -298,16 +343,45 @@ COOPERATIVE_STICKY_2_6 = Release(
     description="CooperativeStickyAssignor as released in 2.6: constrained fast path, no generation in user data",
     verified_against="kafka-clients 2.6.3",
     verified_inputs=392,
-    verified_agreeing=367,
+    verified_agreeing=392,
+    general_builder=general_assign_2_6,
 )
-"""Diffed against kafka-clients 2.6.3: equal on 367 of 392 inputs, and on every input with equal
-subscriptions (the constrained path is 2.6's; its regression
-cooperative-sticky-2.6-same-generation-double-claim-assigned-twice replays with the jar). The 25
-differences are on the general path, today's in the record: the record alone breaks ``nonexistent``
-17 times (sampler group 12:7: c25 claims t0-5 of a 5-partition t0; today's general path keeps it
-there, 2.6.3 drops it), ``cooperative-unsafe`` 7, ``duplicate`` 7, ``imbalance`` 3, ``unstable`` 2;
-and 2.6 predates rack-aware assignment (KIP-881, 3.5), which today's general path does (Kafka case
-sticky-general-rack-aware-assignment-with-non-equal-subscription-cooperative-misaligned-owned-rf1-round1)."""
+"""Equal to kafka-clients 2.6.3 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances): 2.6's constrained path (its regression
+cooperative-sticky-2.6-same-generation-double-claim-assigned-twice replays with the jar) and 2.6's
+general path (``reference/general_2_6.py``: it drops claims on partitions the metadata lacks, as in
+sampler group 12:7 where c25 claims t0-5 of a 5-partition t0, and knows no racks, KIP-881 being 3.5)."""
+
+COOPERATIVE_STICKY_2_8 = Release(
+    name="cooperative-sticky@2.8",
+    kafka_name="cooperative-sticky",
+    version="2.8",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION_2_8,
+    ownership_rule=HIGHEST_GENERATION_2_8,
+    constrained_builder=constrained_assign_2_8,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-13081"),
+    description="CooperativeStickyAssignor as released in 2.8.1: its generation in user data, partitions claimed "
+    "twice in one generation taken from every claimant and withheld for a round",
+    verified_against="kafka-clients 2.8.2",
+    verified_inputs=392,
+    verified_agreeing=392,
+    general_builder=general_assign_2_6,
+)
+"""Equal to kafka-clients 2.8.2 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike; 2.8.0 behaves as
+``cooperative-sticky@2.6`` (392/392 with the 2.8.0 jar). The KAFKA-13081 backport (2.8.1) made the
+assignor send its generation as an int32 in its user data, read from there only, the subscription
+having no generation field yet (``COOPERATIVE_GENERATION_2_8``), and took a partition claimed twice
+within the highest generation from every claimant, withholding it for a round as transferring
+(``HIGHEST_GENERATION_2_8``, ``constrained_assign_2_8``; regression
+cooperative-sticky-2.8-same-generation-double-claim-withheld-from-both). It differs from
+``cooperative-sticky@2.6`` on 55 of the 392 inputs, 28 with equal subscriptions; on the general path
+(2.6's, ``reference/general_2_6.py``) the generations now order the claims, and the members
+``allSubscriptionsEqual`` read before a differing subscription come back with generation -1, their
+user data's int32 consumed by the first read (``COOPERATIVE_GENERATION_2_8.read_again``)."""
 
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
@@ -338,9 +412,11 @@ RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
     STICKY_2_6,
+    STICKY_2_8,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
+    COOPERATIVE_STICKY_2_8,
     COOPERATIVE_STICKY_3_5_1,
 )
 """Every modelled release, in the registry's order (each assignor's current release first)."""

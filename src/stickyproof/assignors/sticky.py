@@ -25,13 +25,13 @@ from typing import Iterable, Mapping
 from ..errors import UnknownAssignor
 from ..javaorder import hashmap_order, java_string_key
 from ..model import DEFAULT_GENERATION, Assignment, Member, Topic
-from .base import GroupSubscription
+from .base import GroupSubscription, Subscription
 from .cooperative import adjust_assignment
 from .general import general_assign
 from .ownership import all_subscriptions_equal, takes_constrained_path
 from .racks import use_rack_aware_assignment
 from .releases import COOPERATIVE_STICKY, STICKY, Release, find_release, releases_of
-from .sticky_types import StickyInput, StickyResult
+from .sticky_types import MemberData, StickyInput, StickyResult
 from .user_data import member_data
 
 __all__ = [
@@ -126,8 +126,30 @@ def _rack_inputs(
     return partition_racks, use_rack_aware_assignment(consumer_racks, representatives)
 
 
+class _ReadAgain(Mapping[str, MemberData]):
+    """``member_data_again``, decoded on first use: only the 2.5-2.8 general path ever reads it."""
+
+    def __init__(self, subscriptions: Mapping[str, Subscription], read_again) -> None:
+        self._subscriptions = subscriptions
+        self._read_again = read_again
+        self._cache: dict[str, MemberData] = {}
+
+    def __getitem__(self, member: str) -> MemberData:
+        if member not in self._cache:
+            self._cache[member] = self._read_again(self._subscriptions[member])
+        return self._cache[member]
+
+    def __iter__(self):
+        return iter(self._subscriptions)
+
+    def __len__(self) -> int:
+        return len(self._subscriptions)
+
+
 def build_sticky_input(group: GroupSubscription, release: Release = STICKY) -> StickyInput:
     """Decode every member once (``member_data`` of ``release``) and gather what the steps read (``StickyInput``)."""
+    read_again = release.user_data.read_again
+    again = {} if group.direct or read_again is None else _ReadAgain({s.member_id: s for s in group.members}, read_again)
     ppt = partitions_per_topic(group)
     partition_racks, rack_aware = _rack_inputs(group, ppt)
     return StickyInput(
@@ -146,6 +168,7 @@ def build_sticky_input(group: GroupSubscription, release: Release = STICKY) -> S
         member_rack={s.member_id: s.rack or None for s in group.members},
         partition_racks=partition_racks,
         rack_aware=rack_aware,
+        member_data_again=again,
     )
 
 

@@ -62,6 +62,9 @@ class StickyInput:
     ``wire_owned``: the subscription's ownedPartitions (R34 transferring on the general path).
     ``partition_racks``: topic -> per partition, the racks holding a replica (empty when unknown).
     ``rack_aware``: the R48 decision for the whole group.
+    ``member_data_again``: what a second ``memberData`` call returns, for members whose user data
+    a first call consumed (``UserData.read_again``; read only by the 2.5-2.8 general path); a
+    member missing from it reads as ``member_data``.
     """
 
     partitions_per_topic: Mapping[str, int]
@@ -73,6 +76,7 @@ class StickyInput:
     member_rack: Mapping[str, str | None]
     partition_racks: Mapping[str, tuple[frozenset[str], ...]]
     rack_aware: bool
+    member_data_again: Mapping[str, MemberData] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ Each release's user data is one of four layouts, a ``UserData`` record that know
     STICKY_V1               previous assignment + generation (KIP-341, 2.3 on)     StickyAssignor
     STICKY_V0               previous assignment only (2.2 and before)             StickyAssignor
     COOPERATIVE_GENERATION  the int32 generation (3.0 on)                          CooperativeStickyAssignor
-    NO_USER_DATA            nothing: ownedPartitions, no generation (2.4-2.8)     CooperativeStickyAssignor
+    COOPERATIVE_GENERATION_2_8  the same int32, read from the user data only (2.8.1-2.8.2)
+    NO_USER_DATA            nothing: ownedPartitions, no generation (2.4-2.8.0)   CooperativeStickyAssignor
 
 ``encode(member)`` is Kafka's ``subscriptionUserData`` for a member in that state; ``read(sub)``
 is ``memberData(subscription)``: the claims and generation the assignor attributes to a decoded
@@ -16,8 +17,8 @@ The assignors outside the sticky family send no user data and see the wire field
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..errors import AssignorFailure, DecodeError
 from ..model import DEFAULT_GENERATION, Member
@@ -32,6 +33,7 @@ __all__ = [
     "STICKY_V0",
     "STICKY_V1",
     "COOPERATIVE_GENERATION",
+    "COOPERATIVE_GENERATION_2_8",
     "NO_USER_DATA",
     "member_data",
     "no_user_data",
@@ -47,6 +49,10 @@ class UserData:
     ``sticky`` assignor's only memory, since under EAGER ``ownedPartitions`` is empty).
     ``carries_generation``: the assignor knows a generation at all (R1 V1, R2); without it every
     claim comes without one, even in ``--direct`` mode.
+    ``read_again``: ``memberData`` called a second time on the same subscription, for the releases
+    whose general path does so (2.5-2.8, ``reference/general_2_6.py``): Kafka's readers parse
+    ``subscription.userData()`` in place, so the second call sees only what the first left of the
+    buffer. None: the second call sees what the first did.
     """
 
     name: str
@@ -54,6 +60,7 @@ class UserData:
     carries_generation: bool
     encode: Callable[[Member], bytes | None]
     read: Callable[[Subscription], MemberData]
+    read_again: Optional[Callable[[Subscription], MemberData]] = None
 
 
 def _wire():  # the codecs import lazily: only the wire paths need them
@@ -95,6 +102,28 @@ def _read_sticky(sub: Subscription) -> MemberData:
     return MemberData(decoded.previous_assignment, decoded.generation)
 
 
+def _sticky_buffer_left(data: bytes) -> bytes:
+    """What ``deserializeTopicPartitionAssignment`` leaves of the buffer: the V1 read advances it (the V0
+    fallback reads a duplicate), so after a V1 layout, or a V0 one (V1 fails at the missing generation),
+    what follows the layout; after bytes neither decodes, what follows the point the V1 read failed at."""
+    wire = _wire()
+    try:
+        return data[wire.decode(wire.STICKY_USER_DATA, data, version=1).end :]
+    except DecodeError as v1_error:
+        try:
+            return data[wire.decode(wire.STICKY_USER_DATA, data, version=0).end :]
+        except DecodeError:
+            return data[v1_error.offset or 0 :]
+
+
+def _read_sticky_again(sub: Subscription) -> MemberData:
+    """``StickyAssignor.memberData`` a second time: it reads on from where the first read stopped, which
+    after a well-formed user data is the end (no claims, generation absent)."""
+    if not sub.user_data:
+        return MemberData((), None)
+    return _read_sticky(replace(sub, user_data=_sticky_buffer_left(sub.user_data)))
+
+
 def _read_sticky_v0(sub: Subscription) -> MemberData:
     """R1 as 2.2 read it: the V0 layout only (a V1 buffer's trailing generation ignored); anything else throws."""
     if not sub.user_data:
@@ -130,6 +159,27 @@ def _read_cooperative(sub: Subscription) -> MemberData:
     return MemberData(tuple(sub.owned), generation)
 
 
+def _read_cooperative_2_8(sub: Subscription) -> MemberData:
+    """R2 as 2.8.1-2.8.2 read it (KAFKA-13081's backport): the generation from the user data only, the
+    subscription having no generation field yet (null -> absent, under 4 bytes -> -1)."""
+    if sub.user_data is None:
+        return MemberData(tuple(sub.owned), None)
+    try:
+        generation = _wire().decode_cooperative_user_data(sub.user_data)
+    except DecodeError:
+        generation = DEFAULT_GENERATION
+    return MemberData(tuple(sub.owned), generation)
+
+
+def _read_cooperative_2_8_again(sub: Subscription) -> MemberData:
+    """2.8's ``memberData`` a second time: the first read consumed the int32, so a 4-byte user data now
+    reads as -1 (the struct read fails on the empty rest and the assignor falls back to -1)."""
+    if sub.user_data is None:
+        return _read_cooperative_2_8(sub)
+    left = sub.user_data[4:] if len(sub.user_data) >= 4 else sub.user_data
+    return _read_cooperative_2_8(replace(sub, user_data=left))
+
+
 def _read_owned_without_generation(sub: Subscription) -> MemberData:
     """R2 before 3.0: the cooperative assignor knew no generation anywhere; every claim comes without one."""
     return MemberData(tuple(sub.owned), None)
@@ -140,9 +190,19 @@ def no_user_data(member: Member) -> None:
     return None
 
 
-STICKY_V1 = UserData("sticky V1: previous assignment + generation (KIP-341)", True, True, _encode_sticky_v1, _read_sticky)
+STICKY_V1 = UserData(
+    "sticky V1: previous assignment + generation (KIP-341)", True, True, _encode_sticky_v1, _read_sticky, _read_sticky_again
+)
 STICKY_V0 = UserData("sticky V0: previous assignment, no generation", True, False, _encode_sticky_v0, _read_sticky_v0)
 COOPERATIVE_GENERATION = UserData("cooperative: int32 generation", False, True, _encode_cooperative, _read_cooperative)
+COOPERATIVE_GENERATION_2_8 = UserData(
+    "cooperative 2.8: int32 generation, read from the user data only",
+    False,
+    True,
+    _encode_cooperative,
+    _read_cooperative_2_8,
+    _read_cooperative_2_8_again,
+)
 NO_USER_DATA = UserData("none: ownedPartitions, no generation", False, False, no_user_data, _read_owned_without_generation)
 
 

@@ -1,8 +1,9 @@
 """Faithful transcriptions of Kafka's sticky builders: the engines the fast paths fall back to.
 
     constrained.py       ConstrainedAssignmentBuilder (3.0 on)   R15-R25, R48   constrained_reference
-    constrained_2_6.py   constrainedAssign (2.6-2.8)             §1.3           constrained_assign_2_6
+    constrained_2_6.py   constrainedAssign (2.5-2.8)             §1.3           constrained_assign_2_6, _2_8
     general.py           GeneralAssignmentBuilder                R26-R32        reference_run
+    general_2_6.py       generalAssign (2.5-2.8)                 §1.3           general_assign_2_6
     java_collections.py  HashSet / TreeSet / PartitionMovements as far as their order matters (N1)
 
 Each keeps Kafka's data structures and steps, named after Kafka's methods in snake_case, so that

@@ -9,7 +9,11 @@ The first constrained path was one method; its steps, as its comments name them:
 
 Unlike 3.0's builder (``reference/constrained.py``) any number of members may keep ``maxQuota``,
 so the last step can run out of members and throw; there is no rack awareness and no duplicate
-detection. It is this release's only engine: ``StickyResult.engine`` is ``REFERENCE``.
+detection until 2.8.1. It is this release's only engine: ``StickyResult.engine`` is ``REFERENCE``.
+
+2.8.1 (KAFKA-13081, ``constrained_assign_2_8``) takes the partitions ``allSubscriptionsEqual`` found
+claimed twice (``HIGHEST_GENERATION_2_8``) out of every owned list before the first step, and counts
+them as transferring when the fill or the last step hands them out, like revoked ones.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..sticky_types import REFERENCE, PriorOwners, StickyInput, StickyResult
 if TYPE_CHECKING:
     from ..releases import Release
 
-__all__ = ["constrained_assign_2_6"]
+__all__ = ["constrained_assign_2_6", "constrained_assign_2_8"]
 
 
 @dataclass
@@ -42,12 +46,42 @@ class Builder2_6:
     unfilled_members: list[str] = field(default_factory=list)
     max_capacity_members: list[str] = field(default_factory=list)
     min_capacity_members: list[str] = field(default_factory=list)
+    partitions_with_multiple_previous_owners: frozenset[TopicPartition] = frozenset()  # 2.8.1 on
+
+    def transferring_if_handed_out(self, tp: TopicPartition) -> bool:
+        """A partition handed to a member that did not keep it changes owner if it was revoked (or, from
+        2.8.1, claimed twice)."""
+        return tp in self.all_revoked_partitions or tp in self.partitions_with_multiple_previous_owners
 
 
 def constrained_assign_2_6(inp: StickyInput, prior: PriorOwners, release: Release) -> StickyResult:
-    """``constrainedAssign`` (2.6-2.8): claim order, everyone keeps up to ``maxQuota``, steal when short."""
+    """``constrainedAssign`` (2.5-2.8.0): claim order, everyone keeps up to ``maxQuota``, steal when short."""
     b = _new_builder(inp)
-    keep_owned_up_to_max_quota(b, prior)
+    return _run(b, prior.consumer_to_owned_partitions)
+
+
+def constrained_assign_2_8(inp: StickyInput, prior: PriorOwners, release: Release) -> StickyResult:
+    """``constrainedAssign`` (2.8.1-2.8.2): as 2.6's, without the partitions claimed twice (KAFKA-13081)."""
+    b = _new_builder(inp)
+    b.partitions_with_multiple_previous_owners = frozenset(prior.partitions_with_multiple_previous_owners)
+    return _run(b, remove_doubly_claimed_partitions(b, prior))
+
+
+def remove_doubly_claimed_partitions(b: Builder2_6, prior: PriorOwners) -> dict[str, tuple[TopicPartition, ...]]:
+    """"Found partition ... still claimed as owned by consumer ...": each member's first claim on a partition
+    claimed twice is dropped (``List.remove(Object)``, once per partition)."""
+    owned_by = {}
+    for member in b.members:
+        owned = list(prior.consumer_to_owned_partitions.get(member, ()))
+        for tp in b.partitions_with_multiple_previous_owners:
+            if tp in owned:
+                owned.remove(tp)
+        owned_by[member] = tuple(owned)
+    return owned_by
+
+
+def _run(b: Builder2_6, owned_by) -> StickyResult:
+    keep_owned_up_to_max_quota(b, owned_by)
     b.unfilled_members.sort(key=java_string_key)
     fill_unfilled_members(b)
     steal_from_max_capacity_members(b)
@@ -72,10 +106,10 @@ def _new_builder(inp: StickyInput) -> Builder2_6:
     )
 
 
-def keep_owned_up_to_max_quota(b: Builder2_6, prior: PriorOwners) -> None:
+def keep_owned_up_to_max_quota(b: Builder2_6, owned_by) -> None:
     """"assign the first N partitions up to the max quota, and mark the remaining as being revoked"."""
     for member in b.members:
-        owned = prior.consumer_to_owned_partitions.get(member, ())
+        owned = owned_by.get(member, ())
         for i, tp in enumerate(owned):
             tp = TopicPartition(tp[0], tp[1])
             if i < b.max_quota:
@@ -108,7 +142,7 @@ def fill_unfilled_members(b: Builder2_6) -> None:
                 break
             b.assignment[member].append(tp)
             del b.unassigned[tp]
-            if tp in b.all_revoked_partitions:
+            if b.transferring_if_handed_out(tp):
                 b.partitions_transferring_ownership[tp] = member
             if len(b.assignment[member]) == b.min_quota:
                 b.min_capacity_members.append(member)
@@ -149,5 +183,5 @@ def assign_remaining_partitions(b: Builder2_6) -> None:
             )
         member = b.min_capacity_members.pop(0)
         b.assignment[member].append(tp)
-        if tp in b.all_revoked_partitions:
+        if b.transferring_if_handed_out(tp):
             b.partitions_transferring_ownership[tp] = member
