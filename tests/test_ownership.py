@@ -132,11 +132,11 @@ def test_variant_2_8_a_partition_claimed_twice_in_the_highest_generation_is_take
     """KAFKA-13081 (2.8.1): the first claimant loses it at the second claim, a member listing it twice
     loses it too, and a rise in generation forgets both the lower claims and the marks."""
     claims = {"a": (["t-0", "t-1"], 5), "b": (["t-1", "t-2", "t-2"], 5), "c": (["t-3"], 5)}
-    prior = resolve(claims, order=["a", "b", "c"], release="sticky@2.8")
+    prior = resolve(claims, order=["a", "b", "c"], release="sticky@2.8.1")
     assert kept(prior) == {"a": ["t-0"], "b": [], "c": ["t-3"]}
     assert prior.partitions_with_multiple_previous_owners == frozenset(tps("t-1", "t-2"))
     claims = {"a": (["t-0"], 5), "b": (["t-0"], 5), "c": (["t-0", "t-4"], 6)}
-    prior = resolve(claims, order=["a", "b", "c"], release="cooperative-sticky@2.8")
+    prior = resolve(claims, order=["a", "b", "c"], release="cooperative-sticky@2.8.1")
     assert kept(prior) == {"a": [], "b": [], "c": ["t-0", "t-4"]}
     assert prior.partitions_with_multiple_previous_owners == frozenset() and prior.max_generation == 6
 

@@ -31,11 +31,11 @@ BUILTINS = [
     "sticky",
     "sticky@2.2",
     "sticky@2.6",
-    "sticky@2.8",
+    "sticky@2.8.1",
     "cooperative-sticky",
     "cooperative-sticky@2.4",
     "cooperative-sticky@2.6",
-    "cooperative-sticky@2.8",
+    "cooperative-sticky@2.8.1",
     "cooperative-sticky@3.5.1",
 ]
 

@@ -54,10 +54,10 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
   have theirs: the 2.6 and 2.8 records).
 * ``sticky@2.2``: 164/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 118 with 2.3.1.
 * ``sticky@2.6``: 424/424 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 403 with 2.8.1 and 2.8.2.
-* ``sticky@2.8``: 424/424 with 2.8.1 and 2.8.2; 402 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
+* ``sticky@2.8.1``: 424/424 with 2.8.1 and 2.8.2; 402 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
 * ``cooperative-sticky@2.6``: 392/392 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 351 with 2.8.1 and 2.8.2.
-* ``cooperative-sticky@2.8``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
+* ``cooperative-sticky@2.8.1``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
 """
 
@@ -256,9 +256,9 @@ order): its generation-2 claims on topic-2, topic-3 and topic3 vanish, and 2.6.3
 topic [2, 3, 0], consumer2 topic2 [2, 1, 3] + topic [1], consumer3 topic3 [0, 1, 2, 3] + topic2 [0]."""
 
 STICKY_2_8 = Release(
-    name="sticky@2.8",
+    name="sticky@2.8.1",
     kafka_name="sticky",
-    version="2.8",
+    version="2.8.1",
     cooperative=False,
     user_data=STICKY_V1,
     ownership_rule=HIGHEST_GENERATION_2_8,
@@ -268,18 +268,18 @@ STICKY_2_8 = Release(
     references=("KIP-341", "KAFKA-9987", "KAFKA-13081"),
     description="StickyAssignor as released in 2.8.1: 2.6's paths, partitions claimed twice in one generation "
     "taken from every claimant on the constrained path",
-    verified_against="kafka-clients 2.8.2",
+    verified_against="kafka-clients 2.8.1",
     verified_inputs=424,
     verified_agreeing=424,
     general_builder=general_assign_2_6,
 )
-"""Equal to kafka-clients 2.8.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+"""Equal to kafka-clients 2.8.1 (and 2.8.2) on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
 scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike. The version is 2.8.1's:
 the KAFKA-13081 backport changed ``allSubscriptionsEqual`` and ``constrainedAssign`` there, and 2.8.0
 behaves as ``sticky@2.6`` (424/424 with the 2.8.0 jar). What differs from ``sticky@2.6``, on 22 of the
 424 inputs (19 with equal subscriptions): a partition claimed twice within the highest generation is
 taken from every claimant (``HIGHEST_GENERATION_2_8``) and dealt afresh (``constrained_assign_2_8``;
-regression sticky-2.8-same-generation-double-claim-dealt-afresh). The general path is 2.6's, unchanged
+regression sticky-2.8.1-same-generation-double-claim-dealt-afresh). The general path is 2.6's, unchanged
 in 2.8 (``reference/general_2_6.py``)."""
 
 # ------------------------------------------------------------------------------------------
@@ -353,9 +353,9 @@ general path (``reference/general_2_6.py``: it drops claims on partitions the me
 sampler group 12:7 where c25 claims t0-5 of a 5-partition t0, and knows no racks, KIP-881 being 3.5)."""
 
 COOPERATIVE_STICKY_2_8 = Release(
-    name="cooperative-sticky@2.8",
+    name="cooperative-sticky@2.8.1",
     kafka_name="cooperative-sticky",
-    version="2.8",
+    version="2.8.1",
     cooperative=True,
     user_data=COOPERATIVE_GENERATION_2_8,
     ownership_rule=HIGHEST_GENERATION_2_8,
@@ -365,19 +365,19 @@ COOPERATIVE_STICKY_2_8 = Release(
     references=("KIP-429", "KAFKA-9987", "KAFKA-13081"),
     description="CooperativeStickyAssignor as released in 2.8.1: its generation in user data, partitions claimed "
     "twice in one generation taken from every claimant and withheld for a round",
-    verified_against="kafka-clients 2.8.2",
+    verified_against="kafka-clients 2.8.1",
     verified_inputs=392,
     verified_agreeing=392,
     general_builder=general_assign_2_6,
 )
-"""Equal to kafka-clients 2.8.2 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+"""Equal to kafka-clients 2.8.1 (and 2.8.2) on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
 scenarios, 150 sampler groups, 150 history rebalances), and to 2.8.1 alike; 2.8.0 behaves as
 ``cooperative-sticky@2.6`` (392/392 with the 2.8.0 jar). The KAFKA-13081 backport (2.8.1) made the
 assignor send its generation as an int32 in its user data, read from there only, the subscription
 having no generation field yet (``COOPERATIVE_GENERATION_2_8``), and took a partition claimed twice
 within the highest generation from every claimant, withholding it for a round as transferring
 (``HIGHEST_GENERATION_2_8``, ``constrained_assign_2_8``; regression
-cooperative-sticky-2.8-same-generation-double-claim-withheld-from-both). It differs from
+cooperative-sticky-2.8.1-same-generation-double-claim-withheld-from-both). It differs from
 ``cooperative-sticky@2.6`` on 55 of the 392 inputs, 28 with equal subscriptions; on the general path
 (2.6's, ``reference/general_2_6.py``) the generations now order the claims, and the members
 ``allSubscriptionsEqual`` read before a differing subscription come back with generation -1, their
