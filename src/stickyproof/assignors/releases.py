@@ -74,6 +74,7 @@ from .ownership import (
     OwnershipRule,
 )
 from .reference.constrained_2_6 import constrained_assign_2_6
+from .reference.general_2_2 import general_assign_2_2, general_assign_2_4
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
 
@@ -199,6 +200,7 @@ STICKY_2_2 = Release(
     verified_against="kafka-clients 2.2.2",
     verified_inputs=424,
     verified_agreeing=164,
+    general_builder=general_assign_2_2,
 )
 """Diffed against kafka-clients 2.2.2: equal on 164 of 424 inputs. The incident it exists for,
 KAFKA-7026, is 2.2's: its regression file (sticky-2.2-stalled-member-keeps-reassigned-partitions)
@@ -275,6 +277,7 @@ COOPERATIVE_STICKY_2_4 = Release(
     verified_against="kafka-clients 2.4.1",
     verified_inputs=392,
     verified_agreeing=282,
+    general_builder=general_assign_2_4,
 )
 """Diffed against kafka-clients 2.4.1: equal on 282 of 392 inputs. Its incident (regression
 cooperative-sticky-2.4-stale-claim-handed-over-while-owner-revokes) replays with the 2.4.1 jar. 2.4
