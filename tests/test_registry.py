@@ -30,6 +30,7 @@ BUILTINS = [
     "roundrobin",
     "sticky",
     "sticky@2.2",
+    "sticky@2.3",
     "sticky@2.6",
     "cooperative-sticky",
     "cooperative-sticky@2.4",
@@ -117,7 +118,7 @@ def test_unknown_name_lists_the_known_names():
     with pytest.raises(UnknownAssignor) as info:
         get_assignor("stiky")
     assert "range" in str(info.value) and "cooperative-sticky@3.5.1" in str(info.value)
-    with pytest.raises(UnknownAssignor, match="sticky has: sticky, sticky@2.2, sticky@2.6"):
+    with pytest.raises(UnknownAssignor, match="sticky has: sticky, sticky@2.2, sticky@2.3, sticky@2.6"):
         get_assignor("sticky@3.0")
     with pytest.raises(UnknownAssignor):
         get_assignor("")

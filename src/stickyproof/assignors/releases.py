@@ -74,7 +74,7 @@ from .ownership import (
     OwnershipRule,
 )
 from .reference.constrained_2_6 import constrained_assign_2_6
-from .reference.general_2_2 import general_assign_2_2, general_assign_2_4
+from .reference.general_2_2 import general_assign_2_2, general_assign_2_3, general_assign_2_4
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
 
@@ -86,6 +86,7 @@ __all__ = [
     "RELEASES",
     "STICKY",
     "STICKY_2_2",
+    "STICKY_2_3",
     "STICKY_2_6",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
@@ -214,6 +215,26 @@ metadata lacks; today's general path keeps it, K1), ``imbalance`` 51, ``duplicat
 ``imbalance`` once; 63 are graded alike, 29 differ in order only. Not fixed here: reproducing 2.2's
 general algorithm is a builder of its own (reference/), not a field of this record."""
 
+STICKY_2_3 = Release(
+    name="sticky@2.3",
+    kafka_name="sticky",
+    version="2.3",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=TREEMAP_BY_GENERATION,
+    constrained_builder=None,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-54", "KIP-341"),
+    description="StickyAssignor as released in 2.3 (KIP-341): V1 user data, claims resolved per partition by "
+    "generation, a partition handed back to its previous owner first",
+    verified_against="kafka-clients 2.3.1",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_2_3,
+)
+"""PLACEHOLDER"""
+
 STICKY_2_6 = Release(
     name="sticky@2.6",
     kafka_name="sticky",
@@ -340,6 +361,7 @@ the general path (today's in the record) 3.5.1 ran differently."""
 RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
+    STICKY_2_3,
     STICKY_2_6,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,

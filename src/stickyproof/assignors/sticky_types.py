@@ -62,6 +62,10 @@ class StickyInput:
     ``wire_owned``: the subscription's ownedPartitions (R34 transferring on the general path).
     ``partition_racks``: topic -> per partition, the racks holding a replica (empty when unknown).
     ``rack_aware``: the R48 decision for the whole group.
+    ``user_data_sent``: the members whose subscription carried user data (bytes remaining); in
+    direct mode, those a sticky member in that state would send it for (§5.3: owned partitions or
+    a generation). Only 2.2's ``prepopulateCurrentAssignments`` tells an empty previous assignment
+    from none (``reference/general_2_2.py``).
     """
 
     partitions_per_topic: Mapping[str, int]
@@ -73,6 +77,7 @@ class StickyInput:
     member_rack: Mapping[str, str | None]
     partition_racks: Mapping[str, tuple[frozenset[str], ...]]
     rack_aware: bool
+    user_data_sent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -189,9 +189,9 @@ class Assign:
         if not self.era.kip_341:
             for consumer in self.inp.members:
                 data = self.inp.member_data[consumer]
-                # Kafka skips a member without user data; one that sent an empty list is put (and makes
-                # the assignment not fresh), which member data cannot tell apart from no user data.
-                if data.partitions:
+                # Kafka skips a member without user data; one that sent an empty list is put, and so
+                # makes the assignment not fresh. Claims only ever come from user data.
+                if data.partitions or consumer in self.inp.user_data_sent:
                     self._put_current(consumer, [TopicPartition(*tp) for tp in data.partitions])
             return
         by_generation: dict[TopicPartition, dict[int, str]] = {}
