@@ -27,7 +27,7 @@ from .test_regressions import replay_file
 GROUPS = int(os.environ.get("STICKYPROOF_RELEASE_GROUPS", "30"))
 """Sampler groups and history rebalances per record (benchmarks/releases_vs_jars.py: 150 each)."""
 
-EXACT = ("sticky", "cooperative-sticky", "sticky@2.2", "sticky@2.3", "cooperative-sticky@2.4")
+EXACT = ("sticky", "cooperative-sticky", "sticky@2.2", "sticky@2.3", "sticky@2.4", "cooperative-sticky@2.4")
 """Records whose docstrings say they equal their jar on every input."""
 
 GENERAL_PATH_ONLY = ("sticky@2.6", "cooperative-sticky@2.6", "cooperative-sticky@3.5.1")

@@ -5,7 +5,7 @@ Each record says everything that differs between releases of ``StickyAssignor`` 
 (KAFKA_SEMANTICS.md §1.3): the user-data layout (``user_data.py``), whether a generation is known
 at all, the ownership rule (``ownership.py``), whether there is a constrained path and which
 builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), which general path runs
-(``general_builder``: the 2.2, 2.3 and 2.4 records name their release's algorithm,
+(``general_builder``: the 2.2, 2.3 and 2.4 records name their releases' algorithm,
 ``reference/general_2_2.py``; the others run today's), the order in which owned partitions count
 towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core (``sticky.py``)
 reads these fields and nothing else: no code anywhere tests a release's name or version. The
@@ -52,6 +52,7 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
   lines 3.5-3.6, 3.4, 3.0-3.3 and 2.7-2.8 behave otherwise and have no record of their own yet.
 * ``sticky@2.2``: 424/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 116 with 2.3.1 and 2.4.1.
 * ``sticky@2.3``: 424/424 with 2.3.1 and 2.4.1; 123 with 2.2.2, 150 with 2.5.1.
+* ``sticky@2.4``: 424/424 with 2.4.1; 423 with 2.3.1 (its regression file), 151 with 2.5.1.
 * ``sticky@2.6``: 315/424 with 2.5.1, 2.6.3 and 2.7.2 alike.
 * ``cooperative-sticky@2.4``: 392/392 with 2.4.1; 256 with 2.5.1.
 * ``cooperative-sticky@2.6``: 367/392 with 2.5.1, 2.6.3 and 2.7.2 alike.
@@ -88,6 +89,7 @@ __all__ = [
     "STICKY",
     "STICKY_2_2",
     "STICKY_2_3",
+    "STICKY_2_4",
     "STICKY_2_6",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
@@ -240,8 +242,33 @@ remembers the runner-up as ``prevAssignment``, and the balancing hands a partiti
 previous owner first (``reference/general_2_2.py``, era 2.3). On its regression file
 (sticky-2.3-previous-owner-gets-its-partitions-back, the KAFKA-7026 group) 2.3.1 and the record
 give A [t-0, t-1] and B [t-2, t-3]; 2.2.2 keeps both copies. The eager ``StickyAssignor`` of 2.4.1
-answers as this record on all 424 inputs; its first balancing pass over newly assigned
-partitions (KIP-429) sets it apart only on rarer groups."""
+answers as this record on all 424 inputs too; its first balancing pass over newly assigned
+partitions shows on rarer groups (``sticky@2.4``)."""
+
+STICKY_2_4 = Release(
+    name="sticky@2.4",
+    kafka_name="sticky",
+    version="2.4",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=TREEMAP_BY_GENERATION,
+    constrained_builder=None,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KIP-429"),
+    description="StickyAssignor as released in 2.4: 2.3's algorithm, newly assigned partitions balanced first",
+    verified_against="kafka-clients 2.4.1",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_2_4,
+)
+"""Equal to kafka-clients 2.4.1 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances). The eager assignor of 2.4 runs the same
+``AbstractStickyAssignor.assign`` as ``cooperative-sticky@2.4`` (``reference/general_2_2.py``, era
+2.4) on 2.3's V1 user data: when no member has to revoke a partition for a subscription change,
+it balances with the partitions assigned in this round before all of them. That sets it apart
+from 2.3.1 on its regression file only (sticky-2.4-newly-assigned-partitions-balanced-first: c
+keeps t1-0, which 2.3.1 moves to d), of these 424 inputs."""
 
 STICKY_2_6 = Release(
     name="sticky@2.6",
@@ -372,6 +399,7 @@ RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
     STICKY_2_3,
+    STICKY_2_4,
     STICKY_2_6,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
