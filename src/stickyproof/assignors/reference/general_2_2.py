@@ -17,9 +17,9 @@ maps -> ``sort_partitions`` -> drop claims that are not valid any more -> ``bala
 ``perform_reassignments``, the ``get_balance_score`` revert). Kafka's quirks are kept, not
 repaired: in 2.2 a partition claimed by two members is kept by both, the last in
 ``currentAssignment``'s ``HashMap`` order being its recorded owner; a subscription to a topic
-without metadata is a ``NullPointerException`` there and a missing partition list a
-``NoSuchElementException``; the balancing walks lists with repeats where a subscription names a
-topic twice.
+without metadata is a ``NullPointerException`` there, and a group with claims but no partition at
+all a ``NoSuchElementException``; the balancing walks lists with repeats where a subscription
+names a topic twice.
 
 Java iteration orders that reach the answer are computed, not assumed (``javaorder``): the
 ``HashMap`` order of ``partition2AllPotentialConsumers`` (the tail of ``sortPartitions``), of
