@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from stickyproof.assignors.registry import AssignorInfo
+from stickyproof.assignors.info import AssignorInfo
 from stickyproof.lookup import get_assignor
 from stickyproof.assignors.releases import RELEASES, Release
 from stickyproof.errors import AssignorFailure, StickyproofError

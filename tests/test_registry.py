@@ -30,6 +30,8 @@ BUILTINS = [
     "roundrobin",
     "sticky",
     "sticky@2.2",
+    "sticky@2.3",
+    "sticky@2.4",
     "sticky@2.6",
     "sticky@2.8.1",
     "cooperative-sticky",
@@ -119,7 +121,7 @@ def test_unknown_name_lists_the_known_names():
     with pytest.raises(UnknownAssignor) as info:
         get_assignor("stiky")
     assert "range" in str(info.value) and "cooperative-sticky@3.5.1" in str(info.value)
-    with pytest.raises(UnknownAssignor, match="sticky has: sticky, sticky@2.2, sticky@2.6"):
+    with pytest.raises(UnknownAssignor, match="sticky has: sticky, sticky@2.2, sticky@2.3, sticky@2.4, sticky@2.6"):
         get_assignor("sticky@3.0")
     with pytest.raises(UnknownAssignor):
         get_assignor("")
@@ -216,7 +218,7 @@ def test_sticky_rows_are_built_from_the_release_records():
 
 
 def test_unknown_release_lookups_name_what_is_known():
-    with pytest.raises(UnknownAssignor, match="known: current, 2.2, 2.6"):
+    with pytest.raises(UnknownAssignor, match="known: current, 2.2, 2.3, 2.4, 2.6"):
         find_release("sticky", "3.0")
     with pytest.raises(UnknownAssignor):
         get_release("range")

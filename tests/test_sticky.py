@@ -225,7 +225,7 @@ def test_sticky_user_data_is_null_before_the_first_assignment():
 
 
 def test_unknown_variants_are_rejected():
-    assert STICKY_VARIANTS == ("2.2", "2.6", "2.8.1") and COOPERATIVE_VARIANTS == ("2.4", "2.6", "2.8.1", "3.5.1")
+    assert STICKY_VARIANTS == ("2.2", "2.3", "2.4", "2.6", "2.8.1") and COOPERATIVE_VARIANTS == ("2.4", "2.6", "2.8.1", "3.5.1")
     group = GroupSubscription({}, (Subscription("c", ()),))
     with pytest.raises(UnknownAssignor):
         assign_sticky(group, release="3.5.1")

@@ -3,7 +3,8 @@
 Names
 -----
 ``range``, ``roundrobin``                     Kafka's RangeAssignor / RoundRobinAssignor (eager only)
-``sticky``, ``sticky@2.2``, ``sticky@2.6``    StickyAssignor, current and as released in 2.2 / 2.6 (eager only)
+``sticky``, ``sticky@2.2``, ``@2.3``, ``@2.4``, ``@2.6``
+                                              StickyAssignor, current and as released in 2.2, 2.3, 2.4, 2.6 (eager only)
 ``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@3.5.1``
                                               CooperativeStickyAssignor (cooperative and eager)
 ``package.module:callable``                   a user assignor (below)

@@ -4,13 +4,13 @@ Each record says everything that differs between releases of ``StickyAssignor`` 
 ``CooperativeStickyAssignor`` (``cooperative-sticky``) as far as an assignment can show it
 (docs/rules.md §1.3): the user-data layout (``user_data.py``), whether a generation is known
 at all, the ownership rule (``ownership.py``), whether there is a constrained path and which
-builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), the order in which owned
-partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core
-(``sticky.py``) reads these fields and nothing else: no code anywhere tests a release's name or
-version. The general path is today's for every record (the records model the ownership rules, the
-user data and the constrained builders, not the old general algorithms), except where a record names
-its release's (``general_builder``: the 2.6 and 2.8 records run 2.6's, ``reference/general_2_6.py``).
-The registry builds one row per record, in ``RELEASES`` order.
+builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), which general path runs
+(``general_builder``: the 2.2, 2.3 and 2.4 records name their releases' algorithm,
+``reference/general_2_2.py``; the 2.6 and 2.8.1 records 2.6's, ``reference/general_2_6.py``; the
+others run today's), the order in which owned partitions count towards quotas (R16, KAFKA-16277),
+the rack fixes of KAFKA-15170. The sticky core (``sticky.py``) reads these fields and nothing else:
+no code anywhere tests a release's name or version. The registry builds one row per record, in
+``RELEASES`` order.
 
 The current records model the source docs/rules.md was read from: apache/kafka trunk
 1eb7644349cb (between 3.9 and 4.0).
@@ -51,11 +51,13 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
   3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records, and the
   lines 3.5-3.6, 3.4 and 3.0-3.3 behave otherwise and have no record of their own yet (2.5-2.8
-  have theirs: the 2.6 and 2.8 records).
-* ``sticky@2.2``: 164/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 118 with 2.3.1.
+  have theirs: the 2.6 and 2.8.1 records).
+* ``sticky@2.2``: 424/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 116 with 2.3.1 and 2.4.1.
+* ``sticky@2.3``: 424/424 with 2.3.1 and 2.4.1; 123 with 2.2.2, 150 with 2.5.1.
+* ``sticky@2.4``: 424/424 with 2.4.1; 423 with 2.3.1 (its regression file), 151 with 2.5.1.
 * ``sticky@2.6``: 424/424 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 403 with 2.8.1 and 2.8.2.
 * ``sticky@2.8.1``: 424/424 with 2.8.1 and 2.8.2; 402 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
-* ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
+* ``cooperative-sticky@2.4``: 392/392 with 2.4.1; 256 with 2.5.1.
 * ``cooperative-sticky@2.6``: 392/392 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 351 with 2.8.1 and 2.8.2.
 * ``cooperative-sticky@2.8.1``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
 * ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
@@ -79,6 +81,7 @@ from .ownership import (
     OwnershipRule,
 )
 from .reference.constrained_2_6 import constrained_assign_2_6, constrained_assign_2_8
+from .reference.general_2_2 import general_assign_2_2, general_assign_2_3, general_assign_2_4
 from .reference.general_2_6 import general_assign_2_6
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import (
@@ -98,6 +101,8 @@ __all__ = [
     "RELEASES",
     "STICKY",
     "STICKY_2_2",
+    "STICKY_2_3",
+    "STICKY_2_4",
     "STICKY_2_6",
     "STICKY_2_8",
     "COOPERATIVE_STICKY",
@@ -213,19 +218,72 @@ STICKY_2_2 = Release(
     description="StickyAssignor as released in 2.2: V0 user data, no generation (before KIP-341)",
     verified_against="kafka-clients 2.2.2",
     verified_inputs=424,
-    verified_agreeing=164,
+    verified_agreeing=424,
+    general_builder=general_assign_2_2,
 )
-"""Diffed against kafka-clients 2.2.2: equal on 164 of 424 inputs. The incident it exists for,
-KAFKA-7026, is 2.2's: its regression file (sticky-2.2-stalled-member-keeps-reassigned-partitions)
-replays with the 2.2.2 jar as with the record (``duplicate``, ``imbalance``). The lists differ, there
-and on 259 other inputs, because 2.2 has no constrained path and the record's general path is
-today's (module docstring), while 2.2.2 runs the general algorithm of its time. On that regression
-2.2.2 answers A [t-0, t-1, t-0], B [t-1, t-2, t-3], the record A [t-0, t-1, t-1, t-2, t-3],
-B [t-0, t-1, t-2, t-3]. What the grader sees differently (on the 260 differing inputs): the record
-alone breaks ``unstable`` 111 times, ``nonexistent`` 66 (2.2.2 drops a claim on a partition the
-metadata lacks; today's general path keeps it, K1), ``imbalance`` 51, ``duplicate`` 50; 2.2.2 alone
-``imbalance`` once; 63 are graded alike, 29 differ in order only. Not fixed here: reproducing 2.2's
-general algorithm is a builder of its own (reference/), not a field of this record."""
+"""Equal to kafka-clients 2.2.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances), and so to 2.0.1 and 2.1.1, which answer
+alike. 2.2 had no constrained path: ``general_builder`` is its ``StickyAssignor.assign``
+(``reference/general_2_2.py``), which collects the claims itself, trusting every one (the
+ownership rule says the same to the rest of the tool). The incident it exists for, KAFKA-7026,
+is 2.2's: on its regression file (sticky-2.2-stalled-member-keeps-reassigned-partitions) A and B
+both keep t-0 and t-1, and the balancing moves B's copy of t-0 to A: A [t-0, t-1, t-0],
+B [t-1, t-2, t-3], from the jar as from the record. It also throws where 2.2 did: a
+``NullPointerException`` when a member subscribes to a topic the metadata lacks."""
+
+STICKY_2_3 = Release(
+    name="sticky@2.3",
+    kafka_name="sticky",
+    version="2.3",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=TREEMAP_BY_GENERATION,
+    constrained_builder=None,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-54", "KIP-341"),
+    description="StickyAssignor as released in 2.3 (KIP-341): V1 user data, claims resolved per partition by "
+    "generation, a partition handed back to its previous owner first",
+    verified_against="kafka-clients 2.3.1",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_2_3,
+)
+"""Equal to kafka-clients 2.3.1 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances). KIP-341 is what sets it apart from 2.2:
+V1 user data carries the generation, ``prepopulateCurrentAssignments`` resolves each partition by
+a ``TreeMap`` of its claimants' generations (the ownership rule ``TREEMAP_BY_GENERATION``) and
+remembers the runner-up as ``prevAssignment``, and the balancing hands a partition back to that
+previous owner first (``reference/general_2_2.py``, era 2.3). On its regression file
+(sticky-2.3-previous-owner-gets-its-partitions-back, the KAFKA-7026 group) 2.3.1 and the record
+give A [t-0, t-1] and B [t-2, t-3]; 2.2.2 keeps both copies. The eager ``StickyAssignor`` of 2.4.1
+answers as this record on all 424 inputs too; its first balancing pass over newly assigned
+partitions shows on rarer groups (``sticky@2.4``)."""
+
+STICKY_2_4 = Release(
+    name="sticky@2.4",
+    kafka_name="sticky",
+    version="2.4",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=TREEMAP_BY_GENERATION,
+    constrained_builder=None,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KIP-429"),
+    description="StickyAssignor as released in 2.4: 2.3's algorithm, newly assigned partitions balanced first",
+    verified_against="kafka-clients 2.4.1",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_2_4,
+)
+"""Equal to kafka-clients 2.4.1 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances). The eager assignor of 2.4 runs the same
+``AbstractStickyAssignor.assign`` as ``cooperative-sticky@2.4`` (``reference/general_2_2.py``, era
+2.4) on 2.3's V1 user data: when no member has to revoke a partition for a subscription change,
+it balances with the partitions assigned in this round before all of them. That sets it apart
+from 2.3.1 on its regression file only (sticky-2.4-newly-assigned-partitions-balanced-first: c
+keeps t1-0, which 2.3.1 moves to d), of these 424 inputs."""
 
 STICKY_2_6 = Release(
     name="sticky@2.6",
@@ -319,15 +377,18 @@ COOPERATIVE_STICKY_2_4 = Release(
     description="CooperativeStickyAssignor as released in 2.4 (KIP-429): no generation, every owned claim honoured",
     verified_against="kafka-clients 2.4.1",
     verified_inputs=392,
-    verified_agreeing=282,
+    verified_agreeing=392,
+    general_builder=general_assign_2_4,
 )
-"""Diffed against kafka-clients 2.4.1: equal on 282 of 392 inputs. Its incident (regression
-cooperative-sticky-2.4-stale-claim-handed-over-while-owner-revokes) replays with the 2.4.1 jar. 2.4
-has no constrained path and the record's general path is today's, so 110 inputs differ, 84 of them
-with equal subscriptions: 18 in order only, 71 graded alike; the record alone breaks ``nonexistent``
-23 times, ``cooperative-unsafe`` 8, ``duplicate`` 8, ``imbalance`` 7, ``unstable`` 2, and 2.4.1 alone
-``cooperative-unsafe`` twice (bundled kip792-mixed-versions, where c1 and c2 both list t-2 as owned:
-2.4.1 gives c1 [t-3] and c2 [t-4, t-2] in the same round, the record c1 [t-3, t-2], c2 [t-5, t-4])."""
+"""Equal to kafka-clients 2.4.1 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances). 2.4 had no constrained path:
+``general_builder`` is ``AbstractStickyAssignor.assign`` of 2.4 (``reference/general_2_2.py``,
+era 2.4: 2.3's algorithm plus ``revocationRequired`` and a first balancing pass over the newly
+assigned partitions), then ``adjustAssignment`` withholds the transferring partitions. With no
+generation anywhere, a partition claimed twice goes to the last claimant in map order: on its
+regression file (cooperative-sticky-2.4-stale-claim-handed-over-while-owner-revokes) the jar and
+the record give the stale member t-0 and withhold nothing. On bundled kip792-mixed-versions, where
+c1 and c2 both list t-2 as owned, both give c1 [t-3] and c2 [t-2, t-4] in the same round."""
 
 COOPERATIVE_STICKY_2_6 = Release(
     name="cooperative-sticky@2.6",
@@ -411,6 +472,8 @@ the general path (today's in the record) 3.5.1 ran differently."""
 RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
+    STICKY_2_3,
+    STICKY_2_4,
     STICKY_2_6,
     STICKY_2_8,
     COOPERATIVE_STICKY,

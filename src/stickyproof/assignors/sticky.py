@@ -169,6 +169,11 @@ def build_sticky_input(group: GroupSubscription, release: Release = STICKY) -> S
         partition_racks=partition_racks,
         rack_aware=rack_aware,
         member_data_again=again,
+        user_data_sent=frozenset(
+            s.member_id
+            for s in group.members
+            if ((bool(s.owned) or s.generation is not None) if group.direct else bool(s.user_data))
+        ),
     )
 
 

@@ -65,6 +65,10 @@ class StickyInput:
     ``member_data_again``: what a second ``memberData`` call returns, for members whose user data
     a first call consumed (``UserData.read_again``; read only by the 2.5-2.8 general path); a
     member missing from it reads as ``member_data``.
+    ``user_data_sent``: the members whose subscription carried user data (bytes remaining); in
+    direct mode, those a sticky member in that state would send it for (§5.3: owned partitions or
+    a generation). Only 2.2's ``prepopulateCurrentAssignments`` tells an empty previous assignment
+    from none (``reference/general_2_2.py``).
     """
 
     partitions_per_topic: Mapping[str, int]
@@ -77,6 +81,7 @@ class StickyInput:
     partition_racks: Mapping[str, tuple[frozenset[str], ...]]
     rack_aware: bool
     member_data_again: Mapping[str, MemberData] = field(default_factory=dict, compare=False)
+    user_data_sent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ def check_features(without: Iterable[str]) -> frozenset[str]:
 #: during a join round skipped onJoinPrepare (KAFKA-12983) and no subscription carried a generation
 #: (KIP-792's v2, like the rack's v3, came later). 3.5.1 clients had both. ``--without`` names.
 _PRE_3_0_CLIENT = frozenset({"generation-in-subscription", "join-prepare-after-reset"})
-_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT, "2.8.1": _PRE_3_0_CLIENT,
+_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.3": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT, "2.8.1": _PRE_3_0_CLIENT,
                "3.5.1": frozenset()}
 
 
