@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from stickyproof.assignors.registry import AssignorInfo, get_assignor
+from stickyproof.assignors.registry import AssignorInfo
+from stickyproof.lookup import get_assignor
 from stickyproof.assignors.releases import RELEASES, Release
 from stickyproof.errors import AssignorFailure, StickyproofError
 from stickyproof.leader import lead

@@ -54,7 +54,7 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 * ``sticky@2.6``: 315/424 with 2.5.1, 2.6.3 and 2.7.2 alike.
 * ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
 * ``cooperative-sticky@2.6``: 367/392 with 2.5.1, 2.6.3 and 2.7.2 alike.
-* ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
+* ``cooperative-sticky@3.5.1``: 395/395 with 3.5.0 and 3.5.1; 387 with 3.5.2 (KAFKA-15106 fixed).
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ from .ownership import (
     OwnershipRule,
 )
 from .reference.constrained_2_6 import constrained_assign_2_6
+from .reference.general import general_assign_of_release
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
 
@@ -125,6 +126,10 @@ class Release:
     record's result equals the jar's exactly. None and 0 when never diffed; each record's docstring
     says where and why it differs.
     ``general_builder``: the general path of that release, None for today's (``general.general_assign``).
+    ``kafka_15106``: the ``isBalanced`` fix of 3.5.2 / 3.6.0 on the general path (R30): read by
+    ``reference.general.general_assign_of_release``, the general builder of the 3.x records before it.
+    ``kip_881``: rack-aware assignment (3.5.0 on, R48); without it ``build_sticky_input`` leaves rack
+    mode off whatever the racks, on both paths.
     """
 
     name: str
@@ -142,6 +147,8 @@ class Release:
     verified_inputs: int = 0
     verified_agreeing: int = 0
     general_builder: Optional[GeneralBuilder] = None
+    kafka_15106: bool = True
+    kip_881: bool = True
 
     @property
     def generation_in_user_data(self) -> bool:
@@ -324,15 +331,17 @@ COOPERATIVE_STICKY_3_5_1 = Release(
     "owner-map bug (a partition could be kept by two members; fixed in 3.5.2, KAFKA-15106)",
     verified_against="kafka-clients 3.5.1",
     verified_inputs=395,
-    verified_agreeing=394,
+    verified_agreeing=395,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
 )
-"""Diffed against kafka-clients 3.5.1: equal on 394 of 395 inputs, its 4 regression files
-included. The one difference, sampler group 12:134, is on the general path (unequal subscriptions,
-racks, a claim on t0-8 of a 6-partition t0, claims on a topic that no longer exists), where both
-answers repeat partitions within a member's list: the record gives c26 t1 [0, 1, 2, 3, 4, 5, 2, 4]
-and c28 t1 [0, 1, 3, 5], 3.5.1 gives c26 [0, 1, 2, 3, 4, 5, 2, 4, 0] and c28 [1, 3, 5] (and t2-1 to
-c28 instead of c1); the grader judges both alike. Not fixed: one group does not show which step of
-the general path (today's in the record) 3.5.1 ran differently."""
+"""Equal to kafka-clients 3.5.1 on all 395 inputs (its 4 regression files, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,095 with 500 sampler groups and 500
+history rebalances). KAFKA-15106 fixed two things in 3.5.2: the owner map (``PER_PARTITION_3_5_1``)
+and, on the general path, ``isBalanced``, which in 3.5.1 called an assignment unbalanced as soon as
+a member had fewer partitions than the owner of one it could take (``kafka_15106=False``, run by
+``general_assign_of_release``): sampler group 12:134 keeps reassigning under it, and 3.5.1 gives c26
+t1 [0, 1, 2, 3, 4, 5, 2, 4, 0] where 3.5.2 stops at [0, 1, 2, 3, 4, 5, 2, 4]."""
 
 RELEASES: tuple[Release, ...] = (
     STICKY,

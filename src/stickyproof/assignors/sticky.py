@@ -130,6 +130,7 @@ def build_sticky_input(group: GroupSubscription, release: Release = STICKY) -> S
     """Decode every member once (``member_data`` of ``release``) and gather what the steps read (``StickyInput``)."""
     ppt = partitions_per_topic(group)
     partition_racks, rack_aware = _rack_inputs(group, ppt)
+    rack_aware = rack_aware and release.kip_881  # before 3.5 (KIP-881) racks were never read
     return StickyInput(
         partitions_per_topic=ppt,
         members=members_in_map_order(s.member_id for s in group.members),
