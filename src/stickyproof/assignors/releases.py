@@ -87,10 +87,15 @@ __all__ = [
     "STICKY",
     "STICKY_2_2",
     "STICKY_2_6",
+    "STICKY_3_4",
+    "STICKY_3_5_1",
+    "STICKY_3_6",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
     "COOPERATIVE_STICKY_2_6",
+    "COOPERATIVE_STICKY_3_4",
     "COOPERATIVE_STICKY_3_5_1",
+    "COOPERATIVE_STICKY_3_6",
     "get_release",
     "find_release",
     "releases_of",
@@ -244,6 +249,68 @@ sticky-assignment-with-multiple-generations1-unequal-step2: record consumer2 top
 drops claims on partitions the metadata lacks), ``duplicate`` 13, ``unstable`` 10, ``imbalance`` 7;
 2.6.3 alone ``unstable`` 13 times and ``unsubscribed`` once."""
 
+STICKY_3_4 = Release(
+    name="sticky@3.4",
+    kafka_name="sticky",
+    version="3.4",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KAFKA-14639"),
+    description="StickyAssignor as released in 3.4: per-partition generation resolution with the owner-map bug, "
+    "no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.4.1",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""TODO"""
+
+STICKY_3_5_1 = Release(
+    name="sticky@3.5.1",
+    kafka_name="sticky",
+    version="3.5.1",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KIP-881", "KAFKA-14639", "KAFKA-15106"),
+    description="StickyAssignor as released in 3.5.0 / 3.5.1: rack-aware (KIP-881), with the owner-map and "
+    "isBalanced bugs fixed in 3.5.2 (KAFKA-15106)",
+    verified_against="kafka-clients 3.5.1",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+)
+"""TODO"""
+
+STICKY_3_6 = Release(
+    name="sticky@3.6",
+    kafka_name="sticky",
+    version="3.6",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KIP-881", "KAFKA-14639", "KAFKA-15106"),
+    description="StickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas in claim "
+    "order (before KAFKA-16277), rack rules before KAFKA-15170",
+    verified_against="kafka-clients 3.6.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+)
+"""TODO"""
+
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
 
@@ -316,6 +383,28 @@ there, 2.6.3 drops it), ``cooperative-unsafe`` 7, ``duplicate`` 7, ``imbalance``
 and 2.6 predates rack-aware assignment (KIP-881, 3.5), which today's general path does (Kafka case
 sticky-general-rack-aware-assignment-with-non-equal-subscription-cooperative-misaligned-owned-rf1-round1)."""
 
+COOPERATIVE_STICKY_3_4 = Release(
+    name="cooperative-sticky@3.4",
+    kafka_name="cooperative-sticky",
+    version="3.4",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12984", "KIP-792", "KAFKA-13715", "KAFKA-14639"),
+    description="CooperativeStickyAssignor as released in 3.4: per-partition generation resolution with the "
+    "owner-map bug, no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.4.1",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""TODO"""
+
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
     kafka_name="cooperative-sticky",
@@ -343,14 +432,39 @@ a member had fewer partitions than the owner of one it could take (``kafka_15106
 ``general_assign_of_release``): sampler group 12:134 keeps reassigning under it, and 3.5.1 gives c26
 t1 [0, 1, 2, 3, 4, 5, 2, 4, 0] where 3.5.2 stops at [0, 1, 2, 3, 4, 5, 2, 4]."""
 
+COOPERATIVE_STICKY_3_6 = Release(
+    name="cooperative-sticky@3.6",
+    kafka_name="cooperative-sticky",
+    version="3.6",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION,
+    ownership_rule=PER_PARTITION,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12984", "KIP-792", "KAFKA-13715", "KIP-881", "KAFKA-14639",
+                "KAFKA-15106"),
+    description="CooperativeStickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas "
+    "in claim order (before KAFKA-16277), rack rules before KAFKA-15170",
+    verified_against="kafka-clients 3.6.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+)
+"""TODO"""
+
 RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
     STICKY_2_6,
+    STICKY_3_4,
+    STICKY_3_5_1,
+    STICKY_3_6,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
+    COOPERATIVE_STICKY_3_4,
     COOPERATIVE_STICKY_3_5_1,
+    COOPERATIVE_STICKY_3_6,
 )
 """Every modelled release, in the registry's order (each assignor's current release first)."""
 
