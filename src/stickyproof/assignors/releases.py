@@ -66,6 +66,7 @@ from ..errors import UnknownAssignor
 from .base import COOPERATIVE, EAGER
 from .constrained import constrained_assign
 from .ownership import (
+    HIGHEST_GENERATION_3_0,
     HIGHEST_GENERATION_ONLY,
     PER_PARTITION,
     PER_PARTITION_3_5_1,
@@ -76,7 +77,14 @@ from .ownership import (
 from .reference.constrained_2_6 import constrained_assign_2_6
 from .reference.general import general_assign_of_release
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
-from .user_data import COOPERATIVE_GENERATION, NO_USER_DATA, STICKY_V0, STICKY_V1, UserData
+from .user_data import (
+    COOPERATIVE_GENERATION,
+    COOPERATIVE_GENERATION_3_0,
+    NO_USER_DATA,
+    STICKY_V0,
+    STICKY_V1,
+    UserData,
+)
 
 __all__ = [
     "Release",
@@ -87,12 +95,14 @@ __all__ = [
     "STICKY",
     "STICKY_2_2",
     "STICKY_2_6",
+    "STICKY_3_3",
     "STICKY_3_4",
     "STICKY_3_5_1",
     "STICKY_3_6",
     "COOPERATIVE_STICKY",
     "COOPERATIVE_STICKY_2_4",
     "COOPERATIVE_STICKY_2_6",
+    "COOPERATIVE_STICKY_3_3",
     "COOPERATIVE_STICKY_3_4",
     "COOPERATIVE_STICKY_3_5_1",
     "COOPERATIVE_STICKY_3_6",
@@ -249,6 +259,28 @@ sticky-assignment-with-multiple-generations1-unequal-step2: record consumer2 top
 drops claims on partitions the metadata lacks), ``duplicate`` 13, ``unstable`` 10, ``imbalance`` 7;
 2.6.3 alone ``unstable`` 13 times and ``unsubscribed`` once."""
 
+STICKY_3_3 = Release(
+    name="sticky@3.3",
+    kafka_name="sticky",
+    version="3.3",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=HIGHEST_GENERATION_3_0,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12464", "KAFKA-12675", "KAFKA-12984"),
+    description="StickyAssignor as released in 3.0 to 3.3: only the highest generation's claims count, a "
+    "partition claimed twice in it is dropped; no rack awareness, isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.3.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""TODO"""
+
 STICKY_3_4 = Release(
     name="sticky@3.4",
     kafka_name="sticky",
@@ -383,6 +415,28 @@ there, 2.6.3 drops it), ``cooperative-unsafe`` 7, ``duplicate`` 7, ``imbalance``
 and 2.6 predates rack-aware assignment (KIP-881, 3.5), which today's general path does (Kafka case
 sticky-general-rack-aware-assignment-with-non-equal-subscription-cooperative-misaligned-owned-rf1-round1)."""
 
+COOPERATIVE_STICKY_3_3 = Release(
+    name="cooperative-sticky@3.3",
+    kafka_name="cooperative-sticky",
+    version="3.3",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION_3_0,
+    ownership_rule=HIGHEST_GENERATION_3_0,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12464", "KAFKA-12675", "KAFKA-12984"),
+    description="CooperativeStickyAssignor as released in 3.0 to 3.3: generation from its user data only, only "
+    "the highest generation's claims count; no rack awareness, isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.3.2",
+    verified_inputs=0,
+    verified_agreeing=0,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""TODO"""
+
 COOPERATIVE_STICKY_3_4 = Release(
     name="cooperative-sticky@3.4",
     kafka_name="cooperative-sticky",
@@ -456,12 +510,14 @@ RELEASES: tuple[Release, ...] = (
     STICKY,
     STICKY_2_2,
     STICKY_2_6,
+    STICKY_3_3,
     STICKY_3_4,
     STICKY_3_5_1,
     STICKY_3_6,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
+    COOPERATIVE_STICKY_3_3,
     COOPERATIVE_STICKY_3_4,
     COOPERATIVE_STICKY_3_5_1,
     COOPERATIVE_STICKY_3_6,
