@@ -26,7 +26,8 @@ from .test_regressions import replay_file
 GROUPS = int(os.environ.get("STICKYPROOF_RELEASE_GROUPS", "30"))
 """Sampler groups and history rebalances per record (benchmarks/releases_vs_jars.py: 150 each)."""
 
-EXACT = ("sticky", "cooperative-sticky", "cooperative-sticky@3.5.1")
+EXACT = ("sticky", "sticky@3.3", "sticky@3.4", "sticky@3.5.1", "sticky@3.6", "cooperative-sticky",
+         "cooperative-sticky@3.3", "cooperative-sticky@3.4", "cooperative-sticky@3.5.1", "cooperative-sticky@3.6")
 """Records whose docstrings say they equal their jar on every input."""
 
 GENERAL_PATH_ONLY = ("sticky@2.6", "cooperative-sticky@2.6")

@@ -5,11 +5,13 @@ Each record says everything that differs between releases of ``StickyAssignor`` 
 (KAFKA_SEMANTICS.md §1.3): the user-data layout (``user_data.py``), whether a generation is known
 at all, the ownership rule (``ownership.py``), whether there is a constrained path and which
 builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), the order in which owned
-partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170. The sticky core
-(``sticky.py``) reads these fields and nothing else: no code anywhere tests a release's name or
-version. The general path is today's for every record (the records model the ownership rules, the
-user data and the constrained builders, not the old general algorithms). The registry builds one
-row per record, in ``RELEASES`` order.
+partitions count towards quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170, whether racks
+are read at all (KIP-881), the general path (``general_builder``; the 3.x records before 3.5.2 run
+today's transcription with ``isBalanced`` as before KAFKA-15106). The sticky core (``sticky.py``)
+reads these fields and nothing else: no code anywhere tests a release's name or version. The 2.x
+records take today's general path (they model the ownership rules, the user data and the
+constrained builders, not the old general algorithms). The registry builds one row per record, in
+``RELEASES`` order.
 
 The current records model the source KAFKA_SEMANTICS.md was written from: apache/kafka trunk
 1eb7644349cb (between 3.9 and 4.0).
@@ -48,13 +50,18 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 
 * ``sticky`` and ``cooperative-sticky``: 431/431 and 399/399 with 3.7.2, 3.8.1, 3.9.1, 4.0.1, 4.1.1
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
-  3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records, and the
-  lines 3.5-3.6, 3.4, 3.0-3.3 and 2.7-2.8 behave otherwise and have no record of their own yet.
+  3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records; the 3.x
+  lines before have the records below; 2.7-2.8 behave otherwise and have no record of their own yet.
 * ``sticky@2.2``: 164/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 118 with 2.3.1.
 * ``sticky@2.6``: 315/424 with 2.5.1, 2.6.3 and 2.7.2 alike.
 * ``cooperative-sticky@2.4``: 282/392 with 2.4.1; 232 with 2.5.1.
 * ``cooperative-sticky@2.6``: 367/392 with 2.5.1, 2.6.3 and 2.7.2 alike.
-* ``cooperative-sticky@3.5.1``: 395/395 with 3.5.0 and 3.5.1; 387 with 3.5.2 (KAFKA-15106 fixed).
+* ``sticky@3.3`` and ``cooperative-sticky@3.3``: 424/424 and 392/392 with 3.0.2, 3.1.2, 3.2.3, 3.3.2
+  and 3.4.0.
+* ``sticky@3.4`` and ``cooperative-sticky@3.4``: 424/424 and 392/392 with 3.4.1 (KAFKA-14639 backported).
+* ``sticky@3.5.1``: 424/424 with 3.5.0 and 3.5.1. ``cooperative-sticky@3.5.1``: 395/395 with 3.5.0
+  and 3.5.1; 387 with 3.5.2 (KAFKA-15106 fixed).
+* ``sticky@3.6`` and ``cooperative-sticky@3.6``: 424/424 and 392/392 with 3.5.2, 3.6.2 and 3.7.0.
 """
 
 from __future__ import annotations
@@ -273,13 +280,20 @@ STICKY_3_3 = Release(
     description="StickyAssignor as released in 3.0 to 3.3: only the highest generation's claims count, a "
     "partition claimed twice in it is dropped; no rack awareness, isBalanced before KAFKA-15106",
     verified_against="kafka-clients 3.3.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=424,
+    verified_agreeing=424,
     general_builder=general_assign_of_release,
     kafka_15106=False,
     kip_881=False,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.3.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,124 with 500 of each), and to 3.0.2,
+3.1.2, 3.2.3 and 3.4.0 on the same 424: the line 3.0 to 3.4.0. KAFKA-12984 (3.0.x / 3.1) made one
+resolution serve both paths: only the highest generation's claims count, and a partition claimed twice
+in it is dropped by both claimants (``HIGHEST_GENERATION_3_0``); racks are not read (``kip_881=False``)
+and the general path runs ``isBalanced`` as before KAFKA-15106 (``general_assign_of_release``). Its
+regression (sticky-3.3-older-generation-claims-dropped) shows a member one generation behind losing an
+uncontested claim that 3.4.1 lets it keep."""
 
 STICKY_3_4 = Release(
     name="sticky@3.4",
@@ -295,13 +309,17 @@ STICKY_3_4 = Release(
     description="StickyAssignor as released in 3.4: per-partition generation resolution with the owner-map bug, "
     "no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
     verified_against="kafka-clients 3.4.1",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=424,
+    verified_agreeing=424,
     general_builder=general_assign_of_release,
     kafka_15106=False,
     kip_881=False,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.4.1 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances). 3.4.1 carries KAFKA-14639 (backported; 3.4.0 does not and behaves as ``sticky@3.3``):
+the per-partition resolution with 3.5.1's owner-map bug (``PER_PARTITION_3_5_1``), on a 3.4 code base
+that knows no racks (KIP-881 came in 3.5: ``kip_881=False``) and runs ``isBalanced`` as before
+KAFKA-15106. Its regression (sticky-3.4-racks-not-read) is a group 3.5 on assign by rack."""
 
 STICKY_3_5_1 = Release(
     name="sticky@3.5.1",
@@ -317,12 +335,16 @@ STICKY_3_5_1 = Release(
     description="StickyAssignor as released in 3.5.0 / 3.5.1: rack-aware (KIP-881), with the owner-map and "
     "isBalanced bugs fixed in 3.5.2 (KAFKA-15106)",
     verified_against="kafka-clients 3.5.1",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=424,
+    verified_agreeing=424,
     general_builder=general_assign_of_release,
     kafka_15106=False,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.5.1 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances), and to 3.5.0 on the same 424. The eager twin of ``cooperative-sticky@3.5.1``:
+rack-aware (KIP-881), with both halves of KAFKA-15106 unfixed (the owner map, ``PER_PARTITION_3_5_1``;
+``isBalanced``, ``kafka_15106=False``). Its regression (sticky-3.5.1-partition-kept-by-two-members) is the
+three-generation group on which 3.5.1 leaves topic-2 with two members and 3.5.2 with one."""
 
 STICKY_3_6 = Release(
     name="sticky@3.6",
@@ -338,10 +360,16 @@ STICKY_3_6 = Release(
     description="StickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas in claim "
     "order (before KAFKA-16277), rack rules before KAFKA-15170",
     verified_against="kafka-clients 3.6.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=424,
+    verified_agreeing=424,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.6.2 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances), and to 3.5.2 and 3.7.0 on the same 424: the line 3.5.2 to 3.7.0. Today's ownership
+rule and general path; the constrained path counts owned partitions towards quotas in claim order
+(``QuotaOrder.CLAIM``, before KAFKA-16277) and has the rack bookkeeping before KAFKA-15170
+(``kafka_15170=False``), both fixed in 3.7.1 / 3.8.0. Its regression
+(sticky-3.6-owned-partitions-kept-in-claim-order) is a member keeping different owned partitions than
+3.7.1 on keeps."""
 
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
@@ -429,13 +457,22 @@ COOPERATIVE_STICKY_3_3 = Release(
     description="CooperativeStickyAssignor as released in 3.0 to 3.3: generation from its user data only, only "
     "the highest generation's claims count; no rack awareness, isBalanced before KAFKA-15106",
     verified_against="kafka-clients 3.3.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=392,
+    verified_agreeing=392,
     general_builder=general_assign_of_release,
     kafka_15106=False,
     kip_881=False,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.3.2 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,092 with 500 of each), and to 3.0.2,
+3.1.2, 3.2.3 and 3.4.0 on the same 392. As ``sticky@3.3`` (highest generation only, no racks, old
+``isBalanced``), with the generation read from the int32 user data alone
+(``COOPERATIVE_GENERATION_3_0``): the subscription's ``generationId`` came with KIP-792 in 3.4.0, which
+reads it first. Every scenario's member sends the same generation in both places, so no input tells the
+two readings apart, nor this record from 3.4.0. Its regression
+(cooperative-sticky-3.3-stale-owners-partition-handed-over-unrevoked) is the double assignment
+KAFKA-14639 fixed: a stale member's claims are dropped, so a partition it still owns is dealt to
+another member in the same round."""
 
 COOPERATIVE_STICKY_3_4 = Release(
     name="cooperative-sticky@3.4",
@@ -451,13 +488,17 @@ COOPERATIVE_STICKY_3_4 = Release(
     description="CooperativeStickyAssignor as released in 3.4: per-partition generation resolution with the "
     "owner-map bug, no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
     verified_against="kafka-clients 3.4.1",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=392,
+    verified_agreeing=392,
     general_builder=general_assign_of_release,
     kafka_15106=False,
     kip_881=False,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.4.1 on all 392 inputs (and on 1,092 with 500 sampler groups and 500
+history rebalances). As ``sticky@3.4``: KAFKA-14639 backported with 3.5.1's owner-map bug
+(``PER_PARTITION_3_5_1``), no racks (``kip_881=False``), ``isBalanced`` before KAFKA-15106; the generation
+from the wire first (KIP-792). Its regression (cooperative-sticky-3.4-racks-not-read) is a group 3.5 on
+assign by rack."""
 
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
@@ -501,10 +542,14 @@ COOPERATIVE_STICKY_3_6 = Release(
     description="CooperativeStickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas "
     "in claim order (before KAFKA-16277), rack rules before KAFKA-15170",
     verified_against="kafka-clients 3.6.2",
-    verified_inputs=0,
-    verified_agreeing=0,
+    verified_inputs=392,
+    verified_agreeing=392,
 )
-"""TODO"""
+"""Equal to kafka-clients 3.6.2 on all 392 inputs (and on 1,092 with 500 sampler groups and 500
+history rebalances), and to 3.5.2 and 3.7.0 on the same 392: the line 3.5.2 to 3.7.0. As ``sticky@3.6``:
+quotas in claim order (before KAFKA-16277), rack bookkeeping before KAFKA-15170. Its regression
+(cooperative-sticky-3.6-owned-partitions-kept-in-claim-order) keeps and revokes other partitions than
+3.7.1 on."""
 
 RELEASES: tuple[Release, ...] = (
     STICKY,
