@@ -200,7 +200,7 @@ def test_cli_assignors_table_and_json(capsys):
     assert main(["assignors", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows] == BUILTINS
-    assert rows[5]["protocols"] == ["cooperative", "eager"]
+    assert rows[BUILTINS.index("cooperative-sticky")]["protocols"] == ["cooperative", "eager"]
 
 
 # ------------------------------------------------------------------------------------------
