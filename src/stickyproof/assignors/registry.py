@@ -4,7 +4,8 @@ Names
 -----
 ``range``, ``roundrobin``                     Kafka's RangeAssignor / RoundRobinAssignor (eager only)
 ``sticky``, ``sticky@2.2``, ``sticky@2.6``    StickyAssignor, current and as released in 2.2 / 2.6 (eager only)
-``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@3.5.1``
+``sticky@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``  and in the 3.x lines before 3.7 (``releases.py``)
+``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``
                                               CooperativeStickyAssignor (cooperative and eager)
 ``package.module:callable``                   a user assignor (below)
 
