@@ -12,7 +12,7 @@ Releases (§1.3) differ in how claims are resolved; each rule is one named ``Own
 resolver per path) whose functions say exactly which release did what:
 
     PER_PARTITION           current (3.5.2 / 3.6.0 on): per partition, rival read from the wire (R7-R10)
-    PER_PARTITION_3_5_1     3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
+    PER_PARTITION_3_5_1     3.4.1-3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
     HIGHEST_GENERATION_3_0  3.0-3.3: highest generation only, on both paths, claims made twice in it
                             dropped by both (KAFKA-12984)
     HIGHEST_GENERATION_ONLY 2.6-2.8: highest generation only on the constrained path,

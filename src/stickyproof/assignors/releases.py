@@ -288,7 +288,7 @@ STICKY_3_3 = Release(
 )
 """Equal to kafka-clients 3.3.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
 scenarios, 150 sampler groups, 150 history rebalances; and on 1,124 with 500 of each), and to 3.0.2,
-3.1.2, 3.2.3 and 3.4.0 on the same 424: the line 3.0 to 3.4.0. KAFKA-12984 (3.0.x / 3.1) made one
+3.1.2, 3.2.3 and 3.4.0 on the same 424: the line 3.0 to 3.4.0. KAFKA-12984 (3.0) made one
 resolution serve both paths: only the highest generation's claims count, and a partition claimed twice
 in it is dropped by both claimants (``HIGHEST_GENERATION_3_0``); racks are not read (``kip_881=False``)
 and the general path runs ``isBalanced`` as before KAFKA-15106 (``general_assign_of_release``). Its
