@@ -34,11 +34,18 @@ BUILTINS = [
     "sticky@2.4",
     "sticky@2.6",
     "sticky@2.8.1",
+    "sticky@3.3",
+    "sticky@3.4",
+    "sticky@3.5.1",
+    "sticky@3.6",
     "cooperative-sticky",
     "cooperative-sticky@2.4",
     "cooperative-sticky@2.6",
     "cooperative-sticky@2.8.1",
+    "cooperative-sticky@3.3",
+    "cooperative-sticky@3.4",
     "cooperative-sticky@3.5.1",
+    "cooperative-sticky@3.6",
 ]
 
 
@@ -232,7 +239,7 @@ def test_user_data_for_is_what_a_java_member_of_that_release_sends():
     assert user_data_for("cooperative-sticky", "2.4")(member) is None
     assert user_data_for("range")(member) is None and user_data_for("roundrobin")(member) is None
     assert user_data_for("sticky")(Member("c", ("t",))) is None  # before its first assignment
-    for kafka_name, release in (("sticky", "3.5.1"), ("my-assignor", "current")):
+    for kafka_name, release in (("sticky", "3.2"), ("my-assignor", "current")):
         with pytest.raises(UnknownAssignor):
             user_data_for(kafka_name, release)
 

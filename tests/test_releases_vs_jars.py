@@ -3,12 +3,10 @@
 tests/releases_vs_jars.py says how one record is diffed against its jar (same wire bytes, the jar
 led as the record). Here, per record: its regression files (the incidents it exists to reproduce)
 replay with the jar exactly as they do with the record; the records that model a release exactly
-(the current ones, 2.2, 2.3 and 2.4, and the 2.6 and 2.8.1 ones, each with its release's general
-path) equal their jar on every input; the 3.5.1 record equals its jar wherever the constrained path
-runs, and differs only on the general path, which it takes from today's Kafka (releases.py).
-benchmarks/releases_vs_jars.py runs the same diff on a few hundred inputs and gives the counts
-each record states. The first run builds each jar's harness with Maven (kafka_java.py), later runs
-reuse the cache.
+(every one, ``EXACT``: the current ones and each historical one with its release's general path)
+equal their jar on every input. benchmarks/releases_vs_jars.py runs the same diff on a few hundred
+inputs and gives the counts each record states. The first run builds each jar's harness with Maven
+(kafka_java.py), later runs reuse the cache.
 """
 
 from __future__ import annotations
@@ -27,21 +25,18 @@ from .test_regressions import replay_file
 GROUPS = int(os.environ.get("STICKYPROOF_RELEASE_GROUPS", "30"))
 """Sampler groups and history rebalances per record (benchmarks/releases_vs_jars.py: 150 each)."""
 
-EXACT = ("sticky", "cooperative-sticky", "sticky@2.2", "sticky@2.3", "sticky@2.4", "sticky@2.6", "sticky@2.8.1",
-         "cooperative-sticky@2.4", "cooperative-sticky@2.6", "cooperative-sticky@2.8.1")
+EXACT = ("sticky", "sticky@2.2", "sticky@2.3", "sticky@2.4", "sticky@2.6", "sticky@2.8.1", "sticky@3.3", "sticky@3.4",
+         "sticky@3.5.1", "sticky@3.6", "cooperative-sticky", "cooperative-sticky@2.4", "cooperative-sticky@2.6",
+         "cooperative-sticky@2.8.1", "cooperative-sticky@3.3", "cooperative-sticky@3.4", "cooperative-sticky@3.5.1",
+         "cooperative-sticky@3.6")
 """Records whose docstrings say they equal their jar on every input."""
-
-GENERAL_PATH_ONLY = ("cooperative-sticky@3.5.1",)
-"""Records that equal their jar wherever the constrained path runs and differ on the general path only."""
-
 
 def test_every_record_names_the_jar_it_was_verified_against_and_on_how_many_inputs():
     for release in RELEASES:
         assert release.verified_against and release.verified_against.startswith("kafka-clients "), release.name
         assert release.verified_inputs >= 200, (release.name, release.verified_inputs)
         assert 0 < release.verified_agreeing <= release.verified_inputs, release.name
-        if release.name in EXACT:
-            assert release.verified_agreeing == release.verified_inputs, release.name
+        assert release.verified_agreeing == release.verified_inputs, release.name  # every record is exact
 
 
 @pytest.mark.parametrize("name", [r.name for r in RELEASES if r.version != "current"])
@@ -56,22 +51,15 @@ def test_each_incident_a_release_record_reproduces_happens_in_that_releases_jar(
         replay_file(path, java)
 
 
+def test_every_record_is_claimed_exact():
+    assert set(EXACT) == {r.name for r in RELEASES}
+
+
 @pytest.mark.parametrize("name", EXACT)
 def test_records_that_model_a_release_exactly_equal_its_jar(name):
     diff = diff_release(get_release(name), sampler=GROUPS, histories=GROUPS, grade_differences=False)
     assert diff.total >= 2 * GROUPS, diff.line()
     assert not diff.differ, diff.line() + "\n" + "\n".join(diff.examples())
-
-
-@pytest.mark.parametrize("name", GENERAL_PATH_ONLY)
-def test_records_with_a_constrained_builder_equal_their_jar_wherever_it_runs(name):
-    """Every difference is on a group with unequal subscriptions (the general path, today's in these
-    records): with equal subscriptions the record's constrained builder is its release's, exactly."""
-    diff = diff_release(get_release(name), sampler=GROUPS, histories=GROUPS, grade_differences=False)
-    on_equal = [d for d in diff.differ if len({frozenset(m.topics) for m in d[4].members}) <= 1]
-    assert diff.total >= 2 * GROUPS, diff.line()
-    assert not on_equal, diff.line() + "\n" + "\n".join(
-        f"{where}: record {ours} != Kafka {theirs}" for where, _, ours, theirs, _ in on_equal[:3])
 
 
 def test_the_jar_a_record_names_is_the_release_it_models():

@@ -225,10 +225,11 @@ def test_sticky_user_data_is_null_before_the_first_assignment():
 
 
 def test_unknown_variants_are_rejected():
-    assert STICKY_VARIANTS == ("2.2", "2.3", "2.4", "2.6", "2.8.1") and COOPERATIVE_VARIANTS == ("2.4", "2.6", "2.8.1", "3.5.1")
+    assert STICKY_VARIANTS == ("2.2", "2.3", "2.4", "2.6", "2.8.1", "3.3", "3.4", "3.5.1", "3.6")
+    assert COOPERATIVE_VARIANTS == ("2.4", "2.6", "2.8.1", "3.3", "3.4", "3.5.1", "3.6")
     group = GroupSubscription({}, (Subscription("c", ()),))
     with pytest.raises(UnknownAssignor):
-        assign_sticky(group, release="3.5.1")
+        assign_sticky(group, release="3.2")
     with pytest.raises(UnknownAssignor):
         assign_cooperative_sticky(group, release="2.2")
 

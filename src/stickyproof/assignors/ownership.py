@@ -12,8 +12,10 @@ Releases (§1.3) differ in how claims are resolved; each rule is one named ``Own
 resolver per path) whose functions say exactly which release did what:
 
     PER_PARTITION           current (3.5.2 / 3.6.0 on): per partition, rival read from the wire (R7-R10)
-    PER_PARTITION_3_5_1     3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
-    HIGHEST_GENERATION_ONLY 2.6-3.5.0: highest generation only on the constrained path,
+    PER_PARTITION_3_5_1     3.4.1-3.5.1: the same, but losers overwrite the owner map (fixed by KAFKA-15106)
+    HIGHEST_GENERATION_3_0  3.0-3.3: highest generation only, on both paths, claims made twice in it
+                            dropped by both (KAFKA-12984)
+    HIGHEST_GENERATION_ONLY 2.6-2.8: highest generation only on the constrained path,
                             per-partition TreeMap by generation on the general path
     HIGHEST_GENERATION_2_8  2.8.1-2.8.2: the same, and partitions claimed twice within the highest
                             generation dropped from every claimant (KAFKA-13081)
@@ -48,12 +50,14 @@ __all__ = [
     "PER_PARTITION_3_5_1",
     "HIGHEST_GENERATION_ONLY",
     "HIGHEST_GENERATION_2_8",
+    "HIGHEST_GENERATION_3_0",
     "TREEMAP_BY_GENERATION",
     "TRUST_EVERY_CLAIM",
     "resolve_prior_owners",
     "resolve_per_partition",
     "resolve_per_partition_3_5_1",
     "resolve_highest_generation_only",
+    "resolve_highest_generation_3_0",
     "resolve_highest_generation_2_8",
     "resolve_treemap_by_generation",
     "resolve_trust_every_claim",
@@ -423,6 +427,56 @@ def resolve_highest_generation_2_8(inp: StickyInput) -> PriorOwners:
     return PriorOwners({m: tuple(v) for m, v in owned.items()}, frozenset(multiple), max_generation)
 
 
+def resolve_highest_generation_3_0(inp: StickyInput) -> PriorOwners:
+    """3.0-3.3 (``allSubscriptionsEqual`` after KAFKA-12984), on both paths: the highest generation only,
+    with duplicates in it invalidated.
+
+    A member counts while its generation is at least the running maximum (a member without one only
+    while no member with one has been seen); a higher generation clears what the members before it
+    kept and the duplicate set. Within the highest generation a partition claimed twice is dropped by
+    every claimant (``List.remove``: the first occurrence) and enters the DUP set (R8); the rival is
+    the last claimant recorded, not read from the wire (the wire had no generation before KIP-792).
+    Up to 3.0 the recorded claimant stayed the first one (``containsKey``), from 3.1 the last
+    (``put``): either way every claimant has dropped the partition, so both read the same here.
+    """
+    all_topics = inp.partitions_per_topic
+    max_generation = DEFAULT_GENERATION
+    current: list[str] = []
+    owner_of: dict[tuple[str, int], str] = {}
+    dup: set[TopicPartition] = set()
+    owned: dict[str, list] = {}
+    for m in inp.members:
+        data = inp.member_data[m]
+        owned[m] = []
+        present = data.generation is not None
+        if not ((present and data.generation >= max_generation) or (not present and max_generation == DEFAULT_GENERATION)):
+            continue
+        if present and data.generation > max_generation:
+            owner_of.clear()
+            dup.clear()
+            for dropped in current:
+                owned[dropped].clear()
+            current = []
+            max_generation = data.generation
+        current.append(m)
+        for tp in data.partitions:
+            if tp[0] not in all_topics:
+                continue
+            key = (tp[0], tp[1])
+            other = owner_of.get(key)
+            owner_of[key] = m
+            if other is None:
+                owned[m].append(tp)
+            else:
+                rival = owned[other]
+                for i, claimed in enumerate(rival):
+                    if (claimed[0], claimed[1]) == key:
+                        del rival[i]
+                        break
+                dup.add(TopicPartition(tp[0], tp[1]))
+    return PriorOwners({m: tuple(v) for m, v in owned.items()}, frozenset(dup), max_generation)
+
+
 # ------------------------------------------------------------------------------------------
 # The rules, named
 
@@ -468,6 +522,9 @@ HIGHEST_GENERATION_2_8 = OwnershipRule(
     "(general path)",
     resolve_highest_generation_2_8,
     resolve_treemap_by_generation,
+)
+HIGHEST_GENERATION_3_0 = OwnershipRule(
+    "highest generation only, duplicates in it dropped (3.0-3.3)", resolve_highest_generation_3_0, resolve_highest_generation_3_0
 )
 TREEMAP_BY_GENERATION = OwnershipRule(
     "per-partition TreeMap by generation", resolve_treemap_by_generation, resolve_treemap_by_generation

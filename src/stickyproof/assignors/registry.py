@@ -3,9 +3,9 @@
 Names
 -----
 ``range``, ``roundrobin``                     Kafka's RangeAssignor / RoundRobinAssignor (eager only)
-``sticky``, ``sticky@2.2``, ``@2.3``, ``@2.4``, ``@2.6``
-                                              StickyAssignor, current and as released in 2.2, 2.3, 2.4, 2.6 (eager only)
-``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@3.5.1``
+``sticky``, ``sticky@2.2``, ``@2.3``, ``@2.4``, ``@2.6``, ``@2.8.1``, ``@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``
+                                              StickyAssignor, current and as released in those lines (eager only)
+``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@2.8.1``, ``@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``
                                               CooperativeStickyAssignor (cooperative and eager)
 ``package.module:callable``                   a user assignor (below)
 

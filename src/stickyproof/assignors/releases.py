@@ -7,8 +7,10 @@ at all, the ownership rule (``ownership.py``), whether there is a constrained pa
 builder runs it (``constrained.py``, ``reference/constrained_2_6.py``), which general path runs
 (``general_builder``: the 2.2, 2.3 and 2.4 records name their releases' algorithm,
 ``reference/general_2_2.py``; the 2.6 and 2.8.1 records 2.6's, ``reference/general_2_6.py``; the
-others run today's), the order in which owned partitions count towards quotas (R16, KAFKA-16277),
-the rack fixes of KAFKA-15170. The sticky core (``sticky.py``) reads these fields and nothing else:
+3.x records before 3.5.2 today's transcription with ``isBalanced`` as before KAFKA-15106,
+``reference/general.py``; the others today's), the order in which owned partitions count towards
+quotas (R16, KAFKA-16277), the rack fixes of KAFKA-15170, whether racks are read at all (KIP-881).
+The sticky core (``sticky.py``) reads these fields and nothing else:
 no code anywhere tests a release's name or version. The registry builds one row per record, in
 ``RELEASES`` order.
 
@@ -50,8 +52,7 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 * ``sticky`` and ``cooperative-sticky``: 431/431 and 399/399 with 3.7.2, 3.8.1, 3.9.1, 4.0.1, 4.1.1
   and 4.4.0; 388 and 372 with 3.5.2 and 3.6.2; 355 and 346 with 3.4.1; 299 and 318 with 3.0.2 to
   3.3.2; 205 and 251-258 with 2.7.2 and 2.8.2. So 3.7 on behave as the current records, and the
-  lines 3.5-3.6, 3.4 and 3.0-3.3 behave otherwise and have no record of their own yet (2.5-2.8
-  have theirs: the 2.6 and 2.8.1 records).
+  3.x lines before have the records below, and 2.5-2.8 the 2.6 and 2.8.1 records.
 * ``sticky@2.2``: 424/424 with 2.0.1, 2.1.1 and 2.2.2 alike; 116 with 2.3.1 and 2.4.1.
 * ``sticky@2.3``: 424/424 with 2.3.1 and 2.4.1; 123 with 2.2.2, 150 with 2.5.1.
 * ``sticky@2.4``: 424/424 with 2.4.1; 423 with 2.3.1 (its regression file), 151 with 2.5.1.
@@ -60,7 +61,12 @@ the same bytes, the record's user data); exact agreement, measured 2026-11-27:
 * ``cooperative-sticky@2.4``: 392/392 with 2.4.1; 256 with 2.5.1.
 * ``cooperative-sticky@2.6``: 392/392 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0 alike; 351 with 2.8.1 and 2.8.2.
 * ``cooperative-sticky@2.8.1``: 392/392 with 2.8.1 and 2.8.2; 337 with 2.5.1, 2.6.3, 2.7.2 and 2.8.0.
-* ``cooperative-sticky@3.5.1``: 394/395 with 3.5.0 and 3.5.1; 388 with 3.5.2 (KAFKA-15106 fixed).
+* ``sticky@3.3`` and ``cooperative-sticky@3.3``: 424/424 and 392/392 with 3.0.2, 3.1.2, 3.2.3, 3.3.2
+  and 3.4.0.
+* ``sticky@3.4`` and ``cooperative-sticky@3.4``: 424/424 and 392/392 with 3.4.1 (KAFKA-14639 backported).
+* ``sticky@3.5.1``: 424/424 with 3.5.0 and 3.5.1. ``cooperative-sticky@3.5.1``: 395/395 with 3.5.0
+  and 3.5.1; 387 with 3.5.2 (KAFKA-15106 fixed).
+* ``sticky@3.6`` and ``cooperative-sticky@3.6``: 424/424 and 392/392 with 3.5.2, 3.6.2 and 3.7.0.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ from .base import COOPERATIVE, EAGER
 from .constrained import constrained_assign
 from .ownership import (
     HIGHEST_GENERATION_2_8,
+    HIGHEST_GENERATION_3_0,
     HIGHEST_GENERATION_ONLY,
     PER_PARTITION,
     PER_PARTITION_3_5_1,
@@ -82,11 +89,13 @@ from .ownership import (
 )
 from .reference.constrained_2_6 import constrained_assign_2_6, constrained_assign_2_8
 from .reference.general_2_2 import general_assign_2_2, general_assign_2_3, general_assign_2_4
+from .reference.general import general_assign_of_release
 from .reference.general_2_6 import general_assign_2_6
 from .sticky_types import PriorOwners, QuotaOrder, StickyInput, StickyResult
 from .user_data import (
     COOPERATIVE_GENERATION,
     COOPERATIVE_GENERATION_2_8,
+    COOPERATIVE_GENERATION_3_0,
     NO_USER_DATA,
     STICKY_V0,
     STICKY_V1,
@@ -113,6 +122,13 @@ __all__ = [
     "get_release",
     "find_release",
     "releases_of",
+    "STICKY_3_3",
+    "STICKY_3_4",
+    "STICKY_3_5_1",
+    "STICKY_3_6",
+    "COOPERATIVE_STICKY_3_3",
+    "COOPERATIVE_STICKY_3_4",
+    "COOPERATIVE_STICKY_3_6",
 ]
 
 ConstrainedBuilder = Callable[[StickyInput, PriorOwners, "Release"], StickyResult]
@@ -145,6 +161,10 @@ class Release:
     record's result equals the jar's exactly. None and 0 when never diffed; each record's docstring
     says where and why it differs.
     ``general_builder``: the general path of that release, None for today's (``general.general_assign``).
+    ``kafka_15106``: the ``isBalanced`` fix of 3.5.2 / 3.6.0 on the general path (R30): read by
+    ``reference.general.general_assign_of_release``, the general builder of the 3.x records before it.
+    ``kip_881``: rack-aware assignment (3.5.0 on, R48); without it ``build_sticky_input`` leaves rack
+    mode off whatever the racks, on both paths.
     """
 
     name: str
@@ -162,6 +182,8 @@ class Release:
     verified_inputs: int = 0
     verified_agreeing: int = 0
     general_builder: Optional[GeneralBuilder] = None
+    kafka_15106: bool = True
+    kip_881: bool = True
 
     @property
     def generation_in_user_data(self) -> bool:
@@ -340,6 +362,111 @@ taken from every claimant (``HIGHEST_GENERATION_2_8``) and dealt afresh (``const
 regression sticky-2.8.1-same-generation-double-claim-dealt-afresh). The general path is 2.6's, unchanged
 in 2.8 (``reference/general_2_6.py``)."""
 
+STICKY_3_3 = Release(
+    name="sticky@3.3",
+    kafka_name="sticky",
+    version="3.3",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=HIGHEST_GENERATION_3_0,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12464", "KAFKA-12675", "KAFKA-12984"),
+    description="StickyAssignor as released in 3.0 to 3.3: only the highest generation's claims count, a "
+    "partition claimed twice in it is dropped; no rack awareness, isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.3.2",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""Equal to kafka-clients 3.3.2 on all 424 inputs (its regression file, 119 Kafka cases, 4 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,124 with 500 of each), and to 3.0.2,
+3.1.2, 3.2.3 and 3.4.0 on the same 424: the line 3.0 to 3.4.0. KAFKA-12984 (3.0) made one
+resolution serve both paths: only the highest generation's claims count, and a partition claimed twice
+in it is dropped by both claimants (``HIGHEST_GENERATION_3_0``); racks are not read (``kip_881=False``)
+and the general path runs ``isBalanced`` as before KAFKA-15106 (``general_assign_of_release``). Its
+regression (sticky-3.3-older-generation-claims-dropped) shows a member one generation behind losing an
+uncontested claim that 3.4.1 lets it keep."""
+
+STICKY_3_4 = Release(
+    name="sticky@3.4",
+    kafka_name="sticky",
+    version="3.4",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KAFKA-14639"),
+    description="StickyAssignor as released in 3.4: per-partition generation resolution with the owner-map bug, "
+    "no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.4.1",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""Equal to kafka-clients 3.4.1 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances). 3.4.1 carries KAFKA-14639 (backported; 3.4.0 does not and behaves as ``sticky@3.3``):
+the per-partition resolution with 3.5.1's owner-map bug (``PER_PARTITION_3_5_1``), on a 3.4 code base
+that knows no racks (KIP-881 came in 3.5: ``kip_881=False``) and runs ``isBalanced`` as before
+KAFKA-15106. Its regression (sticky-3.4-racks-not-read) is a group 3.5 on assign by rack."""
+
+STICKY_3_5_1 = Release(
+    name="sticky@3.5.1",
+    kafka_name="sticky",
+    version="3.5.1",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KIP-881", "KAFKA-14639", "KAFKA-15106"),
+    description="StickyAssignor as released in 3.5.0 / 3.5.1: rack-aware (KIP-881), with the owner-map and "
+    "isBalanced bugs fixed in 3.5.2 (KAFKA-15106)",
+    verified_against="kafka-clients 3.5.1",
+    verified_inputs=424,
+    verified_agreeing=424,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+)
+"""Equal to kafka-clients 3.5.1 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances), and to 3.5.0 on the same 424. The eager twin of ``cooperative-sticky@3.5.1``:
+rack-aware (KIP-881), with both halves of KAFKA-15106 unfixed (the owner map, ``PER_PARTITION_3_5_1``;
+``isBalanced``, ``kafka_15106=False``). Its regression (sticky-3.5.1-partition-kept-by-two-members) is the
+three-generation group on which 3.5.1 leaves topic-2 with two members and 3.5.2 with one."""
+
+STICKY_3_6 = Release(
+    name="sticky@3.6",
+    kafka_name="sticky",
+    version="3.6",
+    cooperative=False,
+    user_data=STICKY_V1,
+    ownership_rule=PER_PARTITION,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-341", "KAFKA-9987", "KAFKA-12984", "KIP-881", "KAFKA-14639", "KAFKA-15106"),
+    description="StickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas in claim "
+    "order (before KAFKA-16277), rack rules before KAFKA-15170",
+    verified_against="kafka-clients 3.6.2",
+    verified_inputs=424,
+    verified_agreeing=424,
+)
+"""Equal to kafka-clients 3.6.2 on all 424 inputs (and on 1,124 with 500 sampler groups and 500
+history rebalances), and to 3.5.2 and 3.7.0 on the same 424: the line 3.5.2 to 3.7.0. Today's ownership
+rule and general path; the constrained path counts owned partitions towards quotas in claim order
+(``QuotaOrder.CLAIM``, before KAFKA-16277) and has the rack bookkeeping before KAFKA-15170
+(``kafka_15170=False``), both fixed in 3.7.1 / 3.8.0. Its regression
+(sticky-3.6-owned-partitions-kept-in-claim-order) is a member keeping different owned partitions than
+3.7.1 on keeps."""
+
 # ------------------------------------------------------------------------------------------
 # CooperativeStickyAssignor
 
@@ -444,6 +571,63 @@ cooperative-sticky-2.8.1-same-generation-double-claim-withheld-from-both). It di
 ``allSubscriptionsEqual`` read before a differing subscription come back with generation -1, their
 user data's int32 consumed by the first read (``COOPERATIVE_GENERATION_2_8.read_again``)."""
 
+COOPERATIVE_STICKY_3_3 = Release(
+    name="cooperative-sticky@3.3",
+    kafka_name="cooperative-sticky",
+    version="3.3",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION_3_0,
+    ownership_rule=HIGHEST_GENERATION_3_0,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12464", "KAFKA-12675", "KAFKA-12984"),
+    description="CooperativeStickyAssignor as released in 3.0 to 3.3: generation from its user data only, only "
+    "the highest generation's claims count; no rack awareness, isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.3.2",
+    verified_inputs=392,
+    verified_agreeing=392,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""Equal to kafka-clients 3.3.2 on all 392 inputs (its regression file, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,092 with 500 of each), and to 3.0.2,
+3.1.2, 3.2.3 and 3.4.0 on the same 392. As ``sticky@3.3`` (highest generation only, no racks, old
+``isBalanced``), with the generation read from the int32 user data alone
+(``COOPERATIVE_GENERATION_3_0``): the subscription's ``generationId`` came with KIP-792 in 3.4.0, which
+reads it first. Every scenario's member sends the same generation in both places, so no input tells the
+two readings apart, nor this record from 3.4.0. Its regression
+(cooperative-sticky-3.3-stale-owners-partition-handed-over-unrevoked) is the double assignment
+KAFKA-14639 fixed: a stale member's claims are dropped, so a partition it still owns is dealt to
+another member in the same round."""
+
+COOPERATIVE_STICKY_3_4 = Release(
+    name="cooperative-sticky@3.4",
+    kafka_name="cooperative-sticky",
+    version="3.4",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION,
+    ownership_rule=PER_PARTITION_3_5_1,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12984", "KIP-792", "KAFKA-13715", "KAFKA-14639"),
+    description="CooperativeStickyAssignor as released in 3.4: per-partition generation resolution with the "
+    "owner-map bug, no rack awareness (before KIP-881), isBalanced before KAFKA-15106",
+    verified_against="kafka-clients 3.4.1",
+    verified_inputs=392,
+    verified_agreeing=392,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
+    kip_881=False,
+)
+"""Equal to kafka-clients 3.4.1 on all 392 inputs (and on 1,092 with 500 sampler groups and 500
+history rebalances). As ``sticky@3.4``: KAFKA-14639 backported with 3.5.1's owner-map bug
+(``PER_PARTITION_3_5_1``), no racks (``kip_881=False``), ``isBalanced`` before KAFKA-15106; the generation
+from the wire first (KIP-792). Its regression (cooperative-sticky-3.4-racks-not-read) is a group 3.5 on
+assign by rack."""
+
 COOPERATIVE_STICKY_3_5_1 = Release(
     name="cooperative-sticky@3.5.1",
     kafka_name="cooperative-sticky",
@@ -459,15 +643,41 @@ COOPERATIVE_STICKY_3_5_1 = Release(
     "owner-map bug (a partition could be kept by two members; fixed in 3.5.2, KAFKA-15106)",
     verified_against="kafka-clients 3.5.1",
     verified_inputs=395,
-    verified_agreeing=394,
+    verified_agreeing=395,
+    general_builder=general_assign_of_release,
+    kafka_15106=False,
 )
-"""Diffed against kafka-clients 3.5.1: equal on 394 of 395 inputs, its 4 regression files
-included. The one difference, sampler group 12:134, is on the general path (unequal subscriptions,
-racks, a claim on t0-8 of a 6-partition t0, claims on a topic that no longer exists), where both
-answers repeat partitions within a member's list: the record gives c26 t1 [0, 1, 2, 3, 4, 5, 2, 4]
-and c28 t1 [0, 1, 3, 5], 3.5.1 gives c26 [0, 1, 2, 3, 4, 5, 2, 4, 0] and c28 [1, 3, 5] (and t2-1 to
-c28 instead of c1); the grader judges both alike. Not fixed: one group does not show which step of
-the general path (today's in the record) 3.5.1 ran differently."""
+"""Equal to kafka-clients 3.5.1 on all 395 inputs (its 4 regression files, 86 Kafka cases, 5 bundled
+scenarios, 150 sampler groups, 150 history rebalances; and on 1,095 with 500 sampler groups and 500
+history rebalances). KAFKA-15106 fixed two things in 3.5.2: the owner map (``PER_PARTITION_3_5_1``)
+and, on the general path, ``isBalanced``, which in 3.5.1 called an assignment unbalanced as soon as
+a member had fewer partitions than the owner of one it could take (``kafka_15106=False``, run by
+``general_assign_of_release``): sampler group 12:134 keeps reassigning under it, and 3.5.1 gives c26
+t1 [0, 1, 2, 3, 4, 5, 2, 4, 0] where 3.5.2 stops at [0, 1, 2, 3, 4, 5, 2, 4]."""
+
+COOPERATIVE_STICKY_3_6 = Release(
+    name="cooperative-sticky@3.6",
+    kafka_name="cooperative-sticky",
+    version="3.6",
+    cooperative=True,
+    user_data=COOPERATIVE_GENERATION,
+    ownership_rule=PER_PARTITION,
+    constrained_builder=constrained_assign,
+    quota_order=QuotaOrder.CLAIM,
+    kafka_15170=False,
+    references=("KIP-429", "KAFKA-9987", "KAFKA-12984", "KIP-792", "KAFKA-13715", "KIP-881", "KAFKA-14639",
+                "KAFKA-15106"),
+    description="CooperativeStickyAssignor as released in 3.5.2 to 3.7.0: owned partitions count towards quotas "
+    "in claim order (before KAFKA-16277), rack rules before KAFKA-15170",
+    verified_against="kafka-clients 3.6.2",
+    verified_inputs=392,
+    verified_agreeing=392,
+)
+"""Equal to kafka-clients 3.6.2 on all 392 inputs (and on 1,092 with 500 sampler groups and 500
+history rebalances), and to 3.5.2 and 3.7.0 on the same 392: the line 3.5.2 to 3.7.0. As ``sticky@3.6``:
+quotas in claim order (before KAFKA-16277), rack bookkeeping before KAFKA-15170. Its regression
+(cooperative-sticky-3.6-owned-partitions-kept-in-claim-order) keeps and revokes other partitions than
+3.7.1 on."""
 
 RELEASES: tuple[Release, ...] = (
     STICKY,
@@ -476,11 +686,18 @@ RELEASES: tuple[Release, ...] = (
     STICKY_2_4,
     STICKY_2_6,
     STICKY_2_8,
+    STICKY_3_3,
+    STICKY_3_4,
+    STICKY_3_5_1,
+    STICKY_3_6,
     COOPERATIVE_STICKY,
     COOPERATIVE_STICKY_2_4,
     COOPERATIVE_STICKY_2_6,
     COOPERATIVE_STICKY_2_8,
+    COOPERATIVE_STICKY_3_3,
+    COOPERATIVE_STICKY_3_4,
     COOPERATIVE_STICKY_3_5_1,
+    COOPERATIVE_STICKY_3_6,
 )
 """Every modelled release, in the registry's order (each assignor's current release first)."""
 

@@ -152,6 +152,7 @@ def build_sticky_input(group: GroupSubscription, release: Release = STICKY) -> S
     again = {} if group.direct or read_again is None else _ReadAgain({s.member_id: s for s in group.members}, read_again)
     ppt = partitions_per_topic(group)
     partition_racks, rack_aware = _rack_inputs(group, ppt)
+    rack_aware = rack_aware and release.kip_881  # before 3.5 (KIP-881) racks were never read
     return StickyInput(
         partitions_per_topic=ppt,
         members=members_in_map_order(s.member_id for s in group.members),

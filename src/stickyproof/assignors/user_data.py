@@ -5,6 +5,7 @@ Each release's user data is one of four layouts, a ``UserData`` record that know
     STICKY_V1               previous assignment + generation (KIP-341, 2.3 on)     StickyAssignor
     STICKY_V0               previous assignment only (2.2 and before)             StickyAssignor
     COOPERATIVE_GENERATION  the int32 generation (3.0 on)                          CooperativeStickyAssignor
+    COOPERATIVE_GENERATION_3_0  the same, read from the user data only (3.0-3.3)   CooperativeStickyAssignor
     COOPERATIVE_GENERATION_2_8  the same int32, read from the user data only (2.8.1-2.8.2)
     NO_USER_DATA            nothing: ownedPartitions, no generation (2.4-2.8.0)   CooperativeStickyAssignor
 
@@ -32,6 +33,7 @@ __all__ = [
     "UserData",
     "STICKY_V0",
     "STICKY_V1",
+    "COOPERATIVE_GENERATION_3_0",
     "COOPERATIVE_GENERATION",
     "COOPERATIVE_GENERATION_2_8",
     "NO_USER_DATA",
@@ -180,6 +182,19 @@ def _read_cooperative_2_8_again(sub: Subscription) -> MemberData:
     return _read_cooperative_2_8(replace(sub, user_data=left))
 
 
+def _read_cooperative_3_0(sub: Subscription) -> MemberData:
+    """R2 from 3.0 to 3.3: the generation from the user data's int32 alone; the subscription had no
+    ``generationId`` field yet (KIP-792, 3.4), so a v2+ field is not read (null -> absent, under 4
+    bytes -> -1)."""
+    if sub.user_data is None:
+        return MemberData(tuple(sub.owned), None)
+    try:
+        generation = _wire().decode_cooperative_user_data(sub.user_data)
+    except DecodeError:
+        generation = DEFAULT_GENERATION
+    return MemberData(tuple(sub.owned), generation)
+
+
 def _read_owned_without_generation(sub: Subscription) -> MemberData:
     """R2 before 3.0: the cooperative assignor knew no generation anywhere; every claim comes without one."""
     return MemberData(tuple(sub.owned), None)
@@ -192,6 +207,10 @@ def no_user_data(member: Member) -> None:
 
 STICKY_V1 = UserData(
     "sticky V1: previous assignment + generation (KIP-341)", True, True, _encode_sticky_v1, _read_sticky, _read_sticky_again
+)
+COOPERATIVE_GENERATION_3_0 = UserData(
+    "cooperative: int32 generation, from the user data only (before KIP-792)", False, True, _encode_cooperative,
+    _read_cooperative_3_0,
 )
 STICKY_V0 = UserData("sticky V0: previous assignment, no generation", True, False, _encode_sticky_v0, _read_sticky_v0)
 COOPERATIVE_GENERATION = UserData("cooperative: int32 generation", False, True, _encode_cooperative, _read_cooperative)

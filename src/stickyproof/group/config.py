@@ -96,10 +96,11 @@ def check_features(without: Iterable[str]) -> frozenset[str]:
 
 #: The client faults of the releases the historical assignor variants shipped in: before 3.0 a reset
 #: during a join round skipped onJoinPrepare (KAFKA-12983) and no subscription carried a generation
-#: (KIP-792's v2, like the rack's v3, came later). 3.5.1 clients had both. ``--without`` names.
+#: (KIP-792's v2, like the rack's v3, came later). 3.0 to 3.3 clients had the KAFKA-12983 fix but
+#: still no v2 (3.4); 3.4 on had both. ``--without`` names.
 _PRE_3_0_CLIENT = frozenset({"generation-in-subscription", "join-prepare-after-reset"})
-_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.3": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT, "2.8.1": _PRE_3_0_CLIENT,
-               "3.5.1": frozenset()}
+_CLIENT_ERA = {"2.2": _PRE_3_0_CLIENT, "2.3": _PRE_3_0_CLIENT, "2.4": _PRE_3_0_CLIENT, "2.6": _PRE_3_0_CLIENT,
+               "2.8.1": _PRE_3_0_CLIENT, "3.3": frozenset({"generation-in-subscription"}), "3.5.1": frozenset()}
 
 
 def client_era(variant: str) -> frozenset[str]:

@@ -24,7 +24,7 @@ Kafka's: ``prepopulate_current_assignments`` (R27), ``assign_owned_partitions`` 
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from ...errors import AssignorFailure
 from ...javaorder import java_string_key
@@ -32,11 +32,31 @@ from ...model import DEFAULT_GENERATION, TopicPartition
 from ..sticky_types import REFERENCE, GeneralRun, PriorOwners, StickyInput, StickyResult
 from .java_collections import NO_SUCH_ELEMENT, NPE, JavaNull, PartitionMovements, TreeSet, deref
 
-__all__ = ["general_assign_reference", "reference_run", "GeneralAssignmentBuilder", "NPE", "NO_SUCH_ELEMENT"]
+if TYPE_CHECKING:
+    from ..releases import Release
+
+__all__ = [
+    "general_assign_reference",
+    "general_assign_of_release",
+    "reference_run",
+    "GeneralAssignmentBuilder",
+    "NPE",
+    "NO_SUCH_ELEMENT",
+]
 
 
 def general_assign_reference(inp: StickyInput, prior: PriorOwners) -> StickyResult:
     return reference_run(inp, prior).result
+
+
+def general_assign_of_release(inp: StickyInput, prior: PriorOwners, release: Release) -> StickyResult:
+    """The general path of a 3.x release that differs from today's in ``isBalanced`` alone
+    (``release.kafka_15106``); rack mode is already off in ``inp`` for releases before KIP-881
+    (``release.kip_881``, ``sticky.build_sticky_input``). A ``Release.general_builder``."""
+    try:
+        return GeneralAssignmentBuilder(inp, prior, kafka_15106=release.kafka_15106).build().result
+    except JavaNull as exc:
+        raise AssignorFailure(f"general path dereferenced null: {exc}", kafka_exception=NPE) from None
 
 
 def reference_run(inp: StickyInput, prior: PriorOwners, *, declined: str | None = None) -> GeneralRun:
@@ -50,8 +70,9 @@ def reference_run(inp: StickyInput, prior: PriorOwners, *, declined: str | None 
 class GeneralAssignmentBuilder:
     """Kafka's builder state for one call: mutable, as Kafka's is, and dropped when ``build`` returns."""
 
-    def __init__(self, inp: StickyInput, prior: PriorOwners) -> None:
+    def __init__(self, inp: StickyInput, prior: PriorOwners, *, kafka_15106: bool = True) -> None:
         self.inp = inp
+        self.kafka_15106 = kafka_15106
         self.prior = prior
         self.partitions_per_topic = dict(inp.partitions_per_topic)
         self.total_partitions_count = sum(self.partitions_per_topic.values())
@@ -196,7 +217,8 @@ class GeneralAssignmentBuilder:
         return sum(self.partitions_per_topic[t] for t in subscribed)
 
     def is_balanced(self) -> bool:
-        """R30 ``isBalanced`` (3.6.0+)."""
+        """R30 ``isBalanced`` (3.5.2 / 3.6.0 on); before KAFKA-15106 (``kafka_15106=False``) a member one
+        partition short of another's count already made the assignment unbalanced."""
         tree = self.sorted_current_subscriptions
         lo = self._size_of(tree.first())
         hi = self._size_of(tree.last())
@@ -217,7 +239,8 @@ class GeneralAssignmentBuilder:
                     tp = TopicPartition(topic, p)
                     if tp not in self.current_assignment[consumer]:
                         other = all_partitions.get(tp)
-                        if count + 1 < self._size_of(other):
+                        other_count = self._size_of(other)
+                        if (count + 1 < other_count) if self.kafka_15106 else (count < other_count):
                             return False
         return True
 
