@@ -289,5 +289,9 @@ def test_a_misspelt_assignor_name_suggests_the_closest_built_in():
 def test_every_adapter_prefix_resolves_through_the_one_lookup_table():
     from stickyproof.lookup import ADAPTERS
 
+    import importlib
+
     prefixes = [a.prefix for a in ADAPTERS]
     assert len(prefixes) == len(set(prefixes)) and {"exec", "kafka-python", "kafka-java", "franz-go"} <= set(prefixes)
+    for a in ADAPTERS:  # each row names a module of stickyproof.peers with the resolve(rest) the lookup calls
+        assert callable(importlib.import_module(f"stickyproof.peers.{a.module}").resolve), a

@@ -17,7 +17,8 @@ This module sits above ``assignors/`` and ``peers/``, which never import it nor 
 lookup: the assignors know nothing of adapters, and an adapter builds its ``AssignorInfo`` from the
 assignors' base types (``assignors.info``, ``registry.led_as``). Adding a client adapter is one new
 module under ``peers/`` with a ``resolve(rest) -> AssignorInfo`` function, plus one row in
-``ADAPTERS`` (docs/adapters.md walks through it).
+``ADAPTERS`` naming it (docs/adapters.md walks through it). The module is imported on first use of
+its prefix, so ``stickyproof --help`` loads no adapter; the layer test sees that import.
 
 Resolved adapters are kept per process: one child process per adapter name per worker process, so
 a sweep resolving ``kafka-java:sticky`` on every task starts the JVM once per worker.
@@ -25,9 +26,9 @@ a sweep resolving ``kafka-java:sticky`` on every task starts the JVM once per wo
 
 from __future__ import annotations
 
+import importlib
 import threading
 from dataclasses import dataclass
-from typing import Callable
 
 from .assignors.info import AssignorInfo
 from .assignors.registry import builtin, unknown_builtin
@@ -38,67 +39,29 @@ __all__ = ["Adapter", "ADAPTERS", "adapters", "get_assignor"]
 
 @dataclass(frozen=True)
 class Adapter:
-    """One client adapter: ``prefix`` before the colon (``kafka-java``), ``resolve(rest)`` taking what
-    follows it (``sticky@3.9.1``), what the client is and where it comes from (for listings and errors)."""
+    """One client adapter: ``prefix`` before the colon (``kafka-java``); ``module``, the module of
+    ``stickyproof.peers`` whose ``resolve(rest)`` takes what follows the colon (``sticky@3.9.1``),
+    imported on first use; what the client is and where it comes from (for listings and errors)."""
 
     prefix: str
-    resolve: Callable[[str], AssignorInfo]
+    module: str
     client: str
     source: str
 
-
-def _exec(rest: str) -> AssignorInfo:
-    from .peers.exec import resolve
-
-    return resolve(rest)
-
-
-def _kafka_python(rest: str) -> AssignorInfo:
-    from .peers.kafka_python import kafka_python_assignor
-
-    return kafka_python_assignor(rest)
-
-
-def _franz_go(rest: str) -> AssignorInfo:
-    from .peers.franz_go import resolve
-
-    return resolve(rest)
-
-
-def _sarama(rest: str) -> AssignorInfo:
-    from .peers.sarama import resolve
-
-    return resolve(rest)
-
-
-def _kafka_java(rest: str) -> AssignorInfo:
-    from .peers.kafka_java import resolve
-
-    return resolve(rest)
-
-
-def _kafka_go(rest: str) -> AssignorInfo:
-    from .peers.kafka_go import resolve
-
-    return resolve(rest)
-
-
-def _kafkajs(rest: str) -> AssignorInfo:
-    from .peers.kafkajs import resolve
-
-    return resolve(rest)
+    def resolve(self, rest: str) -> AssignorInfo:
+        return importlib.import_module(f".peers.{self.module}", __package__).resolve(rest)
 
 
 #: Every client adapter, one row each; the prefix is what a user writes before the colon.
 ADAPTERS: tuple[Adapter, ...] = (
-    Adapter("exec", _exec, "any program speaking models/assignor-protocol.md", "the command after the colon"),
-    Adapter("kafka-python", _kafka_python, "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
-    Adapter("kafka-java", _kafka_java, "Apache Kafka's Java client (kafka-clients)",
+    Adapter("exec", "exec", "any program speaking models/assignor-protocol.md", "the command after the colon"),
+    Adapter("kafka-python", "kafka_python", "kafka-python (Python)", "PyPI, installed with stickyproof[peers]"),
+    Adapter("kafka-java", "kafka_java", "Apache Kafka's Java client (kafka-clients)",
             "built by Maven on first use; @local: peers/kafka-java/build.sh's build of a local tree"),
-    Adapter("franz-go", _franz_go, "franz-go (Go)", "built from the Go module proxy on first use"),
-    Adapter("sarama", _sarama, "IBM/sarama (Go)", "built from the Go module proxy on first use"),
-    Adapter("kafka-go", _kafka_go, "segmentio/kafka-go (Go)", "built from the Go module proxy on first use"),
-    Adapter("kafkajs", _kafkajs, "KafkaJS (Node)", "installed from npm on first use"),
+    Adapter("franz-go", "franz_go", "franz-go (Go)", "built from the Go module proxy on first use"),
+    Adapter("sarama", "sarama", "IBM/sarama (Go)", "built from the Go module proxy on first use"),
+    Adapter("kafka-go", "kafka_go", "segmentio/kafka-go (Go)", "built from the Go module proxy on first use"),
+    Adapter("kafkajs", "kafkajs", "KafkaJS (Node)", "installed from npm on first use"),
 )
 _BY_PREFIX = {a.prefix: a for a in ADAPTERS}
 

@@ -39,7 +39,7 @@ from ..errors import AssignorFailure, AssignorGarbage, DecodeError, UnknownAssig
 from ..model import Assignment
 from ..wire import decode_assignment
 
-__all__ = ["NAMES", "kafka_python_assignor", "kafka_python_version"]
+__all__ = ["NAMES", "kafka_python_assignor", "kafka_python_version", "resolve"]
 
 NAMES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 MIN_VERSION = (3, 0)
@@ -75,6 +75,11 @@ def _assignor_class(name: str) -> Any:
     from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 
     return CooperativeStickyAssignor
+
+
+def resolve(rest: str) -> AssignorInfo:
+    """``kafka-python:REST`` (``stickyproof.lookup``'s entry to this adapter)."""
+    return kafka_python_assignor(rest)
 
 
 def kafka_python_assignor(name: str) -> AssignorInfo:
