@@ -410,14 +410,14 @@ def test_built_harnesses_are_found_through_their_manifest(tmp_path, monkeypatch)
     (tmp_path / "kafka-java" / "manifest.json").write_text(json.dumps(
         {"assignors": {"test-good": [sys.executable, CHILD, "good"]}}))
     monkeypatch.setenv("STICKYPROOF_PEERS_DIR", str(tmp_path))
-    info = resolve("kafka-java:test-good")
+    info = resolve("kafka-java:test-good@local")
     try:
-        assert info.name == "kafka-java:test-good" and info.kafka_name == "test-child"
+        assert info.name == "kafka-java:test-good@local" and info.kafka_name == "test-child"
         assert dict(info.fn(GROUP).assignment) == DEALT
     finally:
         info.fn.close()
-    with pytest.raises(UnknownAssignor, match=r"no assignor 'cooperative-sticky' \(built: test-good\)"):
-        resolve("kafka-java:cooperative-sticky")
+    with pytest.raises(UnknownAssignor, match=r"no assignor 'cooperative-sticky' \(it has: test-good\)"):
+        resolve("kafka-java:cooperative-sticky@local")
 
 
 def test_an_unbuilt_harness_says_how_to_build_it(tmp_path, monkeypatch):
