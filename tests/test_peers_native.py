@@ -369,15 +369,29 @@ def test_franz_go_answers_every_random_group_and_differs_from_kafka_where_it_doe
 # the build scripts themselves
 
 
-def _franz_go_module_source() -> str:
-    """The directory of the locked franz-go release in Go's module cache (``go mod download``):
-    a checkout as good as any for ``build.sh``, which only reads it."""
-    version = builds.default_version("franz-go")
-    done = subprocess.run(["go", "mod", "download", "-json", f"github.com/twmb/franz-go@{version}"],
-                          capture_output=True, text=True, timeout=900, cwd=ROOT / "peers" / "franz-go",
-                          env={**os.environ, "GOFLAGS": "-mod=mod"})
+def _go_module_dir(module: str, version: str) -> Path:
+    done = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True,
+                          timeout=900, cwd=ROOT / "peers" / "franz-go", env={**os.environ, "GOFLAGS": "-mod=mod"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads(done.stdout)["Dir"]
+    return Path(json.loads(done.stdout)["Dir"])
+
+
+def _franz_go_module_source(into: Path) -> str:
+    """A checkout of the locked franz-go release made from Go's module cache (``go mod download``):
+    the module, with its nested ``pkg/kmsg`` module (a module of its own, not in the first one's
+    zip) at the version its ``go.mod`` requires, laid where a git checkout has it."""
+    import re
+    import shutil
+
+    version = builds.default_version("franz-go")
+    checkout = into / "franz-go"
+    shutil.copytree(_go_module_dir("github.com/twmb/franz-go", version), checkout)
+    kmsg = re.search(r"github.com/twmb/franz-go/pkg/kmsg (v\S+)", (checkout / "go.mod").read_text()).group(1)
+    shutil.copytree(_go_module_dir("github.com/twmb/franz-go/pkg/kmsg", kmsg), checkout / "pkg" / "kmsg")
+    for path in checkout.rglob("*"):  # the module cache's files are read-only
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    checkout.chmod(0o755)
+    return str(checkout)
 
 
 def _cached_kafka_clients_jars() -> list[Path]:
@@ -397,7 +411,7 @@ def test_build_script_writes_a_manifest_whose_commands_say_hello(tmp_path, peer,
     if not source and peer == "kafka-java":  # the jar Maven fetched for the default version's harness
         source = next(str(p) for p in _cached_kafka_clients_jars() if p.name.startswith("kafka-clients-"))
     if not source and peer == "franz-go":  # the locked release's source, as the Go module cache holds it
-        source = _franz_go_module_source()
+        source = _franz_go_module_source(tmp_path / "source")
     assert source, f"no source for peers/{peer}/build.sh ({env} unset and none cached)"
     build = ROOT / "peers" / peer / "build.sh"
     done = subprocess.run(["bash", str(build), source], capture_output=True, text=True, timeout=3600,
