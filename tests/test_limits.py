@@ -29,7 +29,8 @@ def _subcommand(name: str):
     return action.choices[name]
 
 
-@pytest.mark.parametrize("command, defaults", [("grade", Limits()), ("hunt", HUNT_LIMITS), ("sweep", SWEEP_LIMITS)])
+@pytest.mark.parametrize("command, defaults", [("grade", Limits()), ("assign", Limits()), ("solve", Limits(cpsat_seconds=60.0)),
+                                               ("hunt", HUNT_LIMITS), ("sweep", SWEEP_LIMITS)])
 def test_every_limit_flag_defaults_to_the_value_in_force(command, defaults):
     sub = _subcommand(command)
     flags = {a.dest: a for a in sub._actions if a.dest in {f.name for f in fields(Limits)}}
