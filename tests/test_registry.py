@@ -295,3 +295,10 @@ def test_every_adapter_prefix_resolves_through_the_one_lookup_table():
     assert len(prefixes) == len(set(prefixes)) and {"exec", "kafka-python", "kafka-java", "franz-go"} <= set(prefixes)
     for a in ADAPTERS:  # each row names a module of stickyproof.peers with the resolve(rest) the lookup calls
         assert callable(importlib.import_module(f"stickyproof.peers.{a.module}").resolve), a
+
+
+def test_a_misspelt_adapter_prefix_suggests_the_closest_adapter():
+    with pytest.raises(UnknownAssignor, match="did you mean kafka-java:sticky"):
+        get_assignor("kafka-jav:sticky")
+    with pytest.raises(UnknownAssignor, match="did you mean sarama:sticky"):
+        get_assignor("sarma:sticky")

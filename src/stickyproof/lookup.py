@@ -80,6 +80,23 @@ def _cache_key(name: str) -> str:
     return f"{name}\0{peers_dir()}"
 
 
+def _misspelt_adapter(prefix: str) -> bool:
+    """``prefix`` names no module a user assignor could live in (``kafka-jav``, or ``sarma`` when no
+    such module is installed) and is close to an adapter's: a misspelt adapter, said so, rather than
+    "cannot import module"."""
+    import difflib
+    import importlib.util
+
+    if not difflib.get_close_matches(prefix, list(_BY_PREFIX), n=1):
+        return False
+    if not all(part.isidentifier() for part in prefix.split(".")):
+        return True
+    try:
+        return importlib.util.find_spec(prefix.split(".")[0]) is None
+    except (ImportError, ValueError):
+        return True
+
+
 def get_assignor(name: str) -> AssignorInfo:
     """The assignor ``name`` names (see the module docstring); ``UnknownAssignor`` saying why not."""
     if not isinstance(name, str) or not name:
@@ -91,6 +108,12 @@ def get_assignor(name: str) -> AssignorInfo:
     adapter = _BY_PREFIX.get(prefix) if colon else None
     if adapter is None and not colon:
         raise unknown_builtin(name)
+    if adapter is None and _misspelt_adapter(prefix):
+        import difflib
+
+        close = difflib.get_close_matches(prefix, list(_BY_PREFIX), n=1)
+        hint = f"did you mean {close[0]}:{rest}? " if close else ""
+        raise UnknownAssignor(f"{name}: no adapter {prefix!r}; {hint}adapters: {', '.join(_BY_PREFIX)}")
     key = _cache_key(name)
     with _LOCK:
         info = _RESOLVED.get(key)
