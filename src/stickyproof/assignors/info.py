@@ -2,7 +2,7 @@
 
 Everything that runs an assignor (the leader, the simulator, the graders) holds one of these: the
 callable and what the leader needs besides its answer. The built-ins' rows are in ``registry``;
-an adapter to another client (``stickyproof.peers``) builds one, usually through
+an adapter to another client's assignor builds one, usually through
 ``registry.led_as``; ``stickyproof.lookup`` is the one place a name becomes one.
 """
 
