@@ -86,22 +86,18 @@ def add_explain(sub: argparse._SubParsersAction) -> None:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from ..explain import SnapshotOptions, explain, read_snapshot
 
-    importing._check_arguments(args)
+    importing.check_arguments(args)
     if args.before == "-" and args.after == "-":
         raise InvalidScenario("AFTER", "standard input can hold only one of BEFORE and AFTER")
     options = SnapshotOptions(
         group=args.group,
-        topics_text=None if args.topics is None else importing._read_text(args.topics, "--topics"),
-        partitions={k: importing._int_value(v, "--partitions", k)
-                    for k, v in importing._pairs(args.partitions, "--partitions", "TOPIC=N")},
-        broker_racks={importing._int_value(k, "--broker-rack", k): v
-                      for k, v in importing._pairs(args.broker_rack, "--broker-rack", "ID=RACK")},
-        member_racks=dict(importing._pairs(args.member_rack, "--member-rack", "ID=RACK")),
-        subscribe=None if args.subscribe is None else tuple(t.strip() for t in args.subscribe.split(",") if t.strip()),
+        topics_text=None if args.topics is None else importing.read_text(args.topics, "--topics"),
+        **importing.metadata_options(args),
+        subscribe=importing.subscribed_topics(args),
         assignor=args.assignor,
     )
-    before_text = importing._read_text(args.before, "BEFORE")
-    after_text = importing._read_text(args.after, "AFTER")
+    before_text = importing.read_text(args.before, "BEFORE")
+    after_text = importing.read_text(args.after, "AFTER")
     before_name = "standard input" if args.before == "-" else args.before
     after_name = "standard input" if args.after == "-" else args.after
     from dataclasses import replace
