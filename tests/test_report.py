@@ -99,8 +99,18 @@ def test_verdicts_name_each_failure_kind_and_its_count(tmp_path):
     write_rows(out, rows)
     rebalances, histories = load_frames(out.root)
     lines = _verdicts(summarize_frame(out.root, rebalances, histories), rebalances)
-    assert lines == ["range: kept every promise on 2 of 2 rebalances (1 histories)",
+    assert lines == ["range: kept every promise on 2 of 2 rebalances (1 history)",
                      "sticky: 3 of 6 rebalances (3 histories) failed: 2 imbalance, 1 duplicate (3 unexpected)"]
+
+
+def test_a_crash_of_the_grading_is_named_as_such_and_counted_among_the_rebalances(tmp_path):
+    rows = history_rows(0, 0, "range")
+    rows[1].update(valid=None, failing=True, failures=None, unexpected=None, error="grade: SolverError: boom")
+    out = SweepDir(tmp_path / "run")
+    write_rows(out, rows)
+    rebalances, histories = load_frames(out.root)
+    assert _verdicts(summarize_frame(out.root, rebalances, histories), rebalances) == [
+        "range: 1 of 2 rebalances (1 history) failed: 1 grading crashed (1 unexpected)"]
 
 
 def test_stickiness_is_measured_only_where_the_optimum_keeps_something(tmp_path):

@@ -79,15 +79,22 @@ def _verdicts(summary: Summary, rebalances: Any = None) -> list[str]:
     without one is a crash of the grading, never the assignor's). Stands in for the summary's own
     verdict wording, which should replace it (one call site, ``write_report``)."""
     kinds: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
     if rebalances is not None and len(rebalances) and "failures" in rebalances:
-        frame = rebalances[rebalances["skipped"].isna() & (rebalances["failing"] == True)]  # noqa: E712
+        run = rebalances[rebalances["skipped"].isna()]
+        # graded, or failing without a verdict (the grading crashed): every rebalance the line speaks of
+        judged = run[run["valid"].notna() | (run["failing"] == True)]  # noqa: E712
+        totals = {str(k): int(v) for k, v in judged["assignor"].value_counts().items()}
+        frame = run[run["failing"] == True]  # noqa: E712
         for assignor, failures in zip(frame["assignor"], frame["failures"]):
             mine = kinds.setdefault(str(assignor), {})
             for kind in (failures.split(",") if isinstance(failures, str) and failures else ["grading crashed"]):
                 mine[kind] = mine.get(kind, 0) + 1
     lines = []
     for line in summary.overall():
-        graded = f"{line.rows:,} rebalance{'s' if line.rows != 1 else ''} ({line.histories:,} histories)"
+        total = totals.get(line.assignor, line.rows)
+        graded = (f"{total:,} rebalance{'s' if total != 1 else ''} "
+                  f"({line.histories:,} histor{'ies' if line.histories != 1 else 'y'})")
         if not line.failing:
             lines.append(f"{line.assignor}: kept every promise on {line.rows:,} of {graded}")
             continue
