@@ -1,0 +1,113 @@
+"""Child processes that never outlive the command: each in its own process group, killed with it.
+
+A broker or a member left running after ``stickyproof live`` ends would hold ports, memory and a
+group's partitions until someone noticed, so every child started here is stopped by whichever comes
+first: the context that started it ending (normally, by an exception, by Ctrl-C), ``atexit``, a
+SIGTERM or SIGHUP to us (turned into ``SystemExit`` while children run, so the contexts unwind), or,
+when we die without unwinding (SIGKILL, a crash in C), the kernel: on Linux each child asks for
+SIGKILL when its parent dies (``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import IO, Sequence
+
+__all__ = ["spawn", "stop", "running_children"]
+
+_children: dict[int, subprocess.Popen] = {}
+_lock = threading.Lock()
+_previous_handlers: dict[int, object] = {}
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _exit_on_signal(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _install_handlers() -> None:
+    """SIGTERM/SIGHUP become ``SystemExit`` while children run, so ``with`` blocks stop them; only when
+    nobody else handles those signals and only from the main thread (Python's rule for handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if sig not in _previous_handlers and signal.getsignal(sig) == signal.SIG_DFL:
+            _previous_handlers[sig] = signal.signal(sig, _exit_on_signal)
+
+
+def _restore_handlers() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, handler in list(_previous_handlers.items()):
+        signal.signal(sig, handler)  # type: ignore[arg-type]
+        del _previous_handlers[sig]
+
+
+def spawn(argv: Sequence[str], *, cwd: str | None = None, stdin=None, stdout: IO | int | None = None,
+          stderr: IO | int | None = None, text: bool = False) -> subprocess.Popen:
+    """Start ``argv`` in a new process group (Ctrl-C in the terminal reaches us, not it: we stop it,
+    in order), registered for ``stop`` at exit."""
+    proc = subprocess.Popen(list(argv), cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, text=text,
+                            start_new_session=True, preexec_fn=_die_with_parent, bufsize=1 if text else -1)
+    with _lock:
+        _children[proc.pid] = proc
+        _install_handlers()
+    return proc
+
+
+def stop(proc: subprocess.Popen, *, grace: float = 3.0) -> int | None:
+    """SIGTERM to the child's process group, SIGKILL after ``grace`` seconds; waits for it. Returns its
+    exit status."""
+    try:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # the group may hold more than the leader (a JVM forks nothing, but a wrapper script would)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return proc.wait()
+    finally:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        with _lock:
+            _children.pop(proc.pid, None)
+            if not _children:
+                _restore_handlers()
+
+
+def running_children() -> list[int]:
+    """The pids of children started here and not yet stopped (a test asserts this ends empty)."""
+    with _lock:
+        return sorted(pid for pid, p in _children.items() if p.poll() is None)
+
+
+@atexit.register
+def _stop_all() -> None:
+    with _lock:
+        procs = list(_children.values())
+    for proc in procs:
+        stop(proc, grace=1.0)
