@@ -92,6 +92,8 @@ def broker_settings(port: int, controller_port: int, data_dir: Path) -> dict[str
         "share.coordinator.state.topic.min.isr": "1",
         # the first rebalance of a new group starts at once (default: 3 s later)
         "group.initial.rebalance.delay.ms": "0",
+        # classic groups: session timeouts from one second, so a history's ticks can be half a second
+        "group.min.session.timeout.ms": "1000",
         # KIP-848 groups: the broker's floors, so a history's stalls and crashes take seconds
         "group.consumer.min.session.timeout.ms": "6000",
         "group.consumer.session.timeout.ms": "10000",
