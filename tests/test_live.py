@@ -106,7 +106,7 @@ def _java_pids() -> set[int]:
 
 def test_two_java_members_settle_on_every_partition_exactly_once(broker):
     sim = simulation_from_dict(TWO_MEMBERS)
-    result = run_live(sim.scenario, sim.schedule, bootstrap=broker.bootstrap, name="two-java-members",
+    result = run_live(sim.scenario, sim.schedule, broker=broker, name="two-java-members",
                       settings=LiveSettings(tick_ms=500))
     assert result.did_settle
     owners = {}
@@ -185,3 +185,22 @@ def test_an_unreachable_bootstrap_is_exit_2_and_one_line(capsys):
     assert cli_main(["live", "kip341-stale-rejoin", "--bootstrap", f"127.0.0.1:{port}"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("BrokerUnavailable:") and err.count("\n") == 1
+
+
+def test_a_killed_runs_directory_is_deleted_by_the_next_run(tmp_path, monkeypatch):
+    import subprocess
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = tmp_path / "stickyproof-test-orphan"
+    orphan.mkdir()
+    (orphan / "owner.pid").write_text(f"{dead.pid}\n")
+    kept = tmp_path / "stickyproof-test-kept"
+    kept.mkdir()
+    (kept / "owner.pid").write_text(f"{dead.pid}\n")
+    processes.keep_for_log(kept)
+    fresh = processes.owned_tempdir("stickyproof-test-")
+    assert not orphan.exists() and kept.exists() and fresh.exists()
+    assert (fresh / "owner.pid").read_text().strip() == str(os.getpid())

@@ -33,8 +33,7 @@ def _cmd_live(args: argparse.Namespace) -> int:
     settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
     with running_broker(bootstrap=args.bootstrap) as broker:
-        result = run_live(scenario, schedule, bootstrap=broker.bootstrap, name=name, settings=settings,
-                          attached=not broker.started_here)
+        result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
     if args.json:
         print_json(result.to_dict())
     else:

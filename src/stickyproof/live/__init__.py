@@ -5,3 +5,5 @@ and their reports turned into a timeline the simulator's monitors read (issue 24
     java_member.JavaMember           Kafka's KafkaConsumer as a member, over JSON lines
     run.run_live(...)                a scenario's history applied to real members
 """
+
+__all__: list[str] = []  # import the modules themselves (broker, java_member, run): each starts JVMs

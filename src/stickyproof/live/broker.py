@@ -27,7 +27,6 @@ import os
 import shutil
 import socket
 import struct
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -238,7 +237,7 @@ def running_broker(*, bootstrap: str | None = None, version: str | None = None,
         raise BrokerUnavailable(f"the Kafka broker could not be resolved: {exc}") from None
     programs = manifest["assignors"]  # the manifest's name -> argv map: here, the broker's programs
     version = manifest["version"]
-    directory = Path(tempfile.mkdtemp(prefix="stickyproof-broker-"))
+    directory = processes.owned_tempdir("stickyproof-broker-")
     proc = None
     failed = False
     try:
@@ -279,6 +278,7 @@ def running_broker(*, bootstrap: str | None = None, version: str | None = None,
             time.sleep(0.1)
     except BrokerUnavailable as exc:
         failed = True  # its directory is kept: the one line says where the log is
+        processes.keep_for_log(directory)
         raise BrokerUnavailable(f"{exc} (log: {directory})") from None
     else:
         yield Broker(bootstrap=f"127.0.0.1:{port}", pid=proc.pid, directory=directory, version=version,

@@ -5,7 +5,8 @@ group's partitions until someone noticed, so every child started here is stopped
 first: the context that started it ending (normally, by an exception, by Ctrl-C), ``atexit``, a
 SIGTERM or SIGHUP to us (turned into ``SystemExit`` while children run, so the contexts unwind), or,
 when we die without unwinding (SIGKILL, a crash in C), the kernel: on Linux each child asks for
-SIGKILL when its parent dies (``PR_SET_PDEATHSIG``).
+SIGKILL when its parent dies (``PR_SET_PDEATHSIG``). The temporary directory such a killed run leaves
+is deleted by the next run (``owned_tempdir``: its owner's pid is gone).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import IO, Sequence
 
-__all__ = ["spawn", "stop", "running_children"]
+__all__ = ["spawn", "stop", "running_children", "owned_tempdir", "keep_for_log"]
 
 _children: dict[int, subprocess.Popen] = {}
 _lock = threading.Lock()
@@ -111,3 +113,46 @@ def _stop_all() -> None:
         procs = list(_children.values())
     for proc in procs:
         stop(proc, grace=1.0)
+
+
+_OWNER = "owner.pid"
+_KEPT = "kept-for-its-log"
+
+
+def owned_tempdir(prefix: str) -> Path:
+    """A fresh temporary directory marked with our pid, after deleting the ones earlier runs left when
+    they were killed outright (their owner is gone, and no one kept them for a log)."""
+    import tempfile
+
+    root = Path(tempfile.gettempdir())
+    for old in root.glob(f"{prefix}*"):
+        try:
+            pid = int((old / _OWNER).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if (old / _KEPT).exists() or _pid_alive(pid):
+            continue
+        import shutil
+
+        shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / _OWNER).write_text(f"{os.getpid()}\n")
+    return path
+
+
+def keep_for_log(path: Path) -> None:
+    """Mark a directory as kept on purpose (a failed start's log was named to the user)."""
+    try:
+        (path / _KEPT).write_text("")
+    except OSError:
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

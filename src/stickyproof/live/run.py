@@ -1,6 +1,7 @@
 """A scenario's history applied to real members on a real broker, and the monitors run on what they reported.
 
-    result = run_live(scenario, schedule, bootstrap="127.0.0.1:9092", name="kip341-stale-rejoin")
+    with running_broker() as broker:
+        result = run_live(scenario, schedule, broker=broker, name="kip341-stale-rejoin")
     result.timeline        every report of every member, on one clock (ms since the run started)
     result.settled         who owns what when the group last settled
     result.verdicts        the monitors' verdicts (the simulator's names and rules)
@@ -26,7 +27,7 @@ are refused naming the event.
 from __future__ import annotations
 
 import os
-import tempfile
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ from ..group.events import Event, Schedule
 from ..group.monitors import MONITORS
 from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
 from ..model import Scenario, TopicPartition
+from . import processes
+from .broker import Broker, peak_rss_bytes
 from .java_member import JavaMember, MemberFailed, Report, member_program
 
 __all__ = ["JAVA_ASSIGNORS", "LIVE_MONITORS", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
@@ -108,6 +111,7 @@ class LiveResult:
     verdicts: tuple[MonitorVerdict, ...]
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    measured: tuple[tuple[str, float], ...] = ()  # broker start seconds, peak RSS of the broker and members (MB)
 
     @property
     def ok(self) -> bool:
@@ -128,6 +132,7 @@ class LiveResult:
             "timeline": [e.to_dict() for e in self.timeline],
             "notes": list(self.notes),
             "seconds": self.seconds,
+            "measured": dict(self.measured),
         }
 
 
@@ -316,14 +321,18 @@ def _wait_settled(run: _Run) -> bool:
     return False
 
 
-def run_live(scenario: Scenario, schedule: Schedule, *, bootstrap: str, name: str = "", settings: LiveSettings = LiveSettings(),
-             attached: bool = False) -> LiveResult:
-    """Run the history on the broker at ``bootstrap`` with Java members; every process started here is
-    stopped before this returns. ``attached`` (a broker the user named) puts a run prefix on the topics."""
+def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: str = "",
+             settings: LiveSettings = LiveSettings()) -> LiveResult:
+    """Run the history on ``broker`` with Java members; every process started here is stopped before
+    this returns. On a broker the user named (not started here) the topics get a run prefix."""
     check_live(scenario, schedule, settings)
+    bootstrap, attached = broker.bootstrap, not broker.started_here
+    measured: dict[str, float] = {}
+    if broker.start_seconds is not None:
+        measured["broker_start_seconds"] = broker.start_seconds
     started = time.monotonic()
     run_id = os.urandom(4).hex()
-    directory = Path(tempfile.mkdtemp(prefix="stickyproof-live-"))
+    directory = processes.owned_tempdir("stickyproof-live-")
     config = schedule.config
     run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, member_program(), directory,
                f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)
@@ -354,22 +363,25 @@ def run_live(scenario: Scenario, schedule: Schedule, *, bootstrap: str, name: st
             _apply(run, e)
         did_settle = _wait_settled(run)
     finally:
+        peaks = [peak_rss_bytes(m.proc.pid) or 0 for m in run.members.values() if m.alive]
+        if peaks:
+            measured["member_peak_rss_mb"] = round(max(peaks) / 2**20, 1)
+        if broker.pid is not None and (peak := peak_rss_bytes(broker.pid)):
+            measured["broker_peak_rss_mb"] = round(peak / 2**20, 1)
         for m in [*run.all_processes(), *run.spares]:
             m.stop(grace=0.0)
         if run.admin is not None:
             run.admin.stop(grace=0.0)
+        shutil.rmtree(directory, ignore_errors=True)
     reports = sorted((r for m in run.all_processes() for r in m.reports()), key=lambda r: r.mono_ns)
     timeline = tuple(_entry(r, t0, run.prefix) for r in reports if r.ev not in ("garbage",))
     owned = _owned_at_end(run, reports)
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
     verdicts = _verdicts(reports, t0, run.prefix, owned, subscribed, did_settle)
-    import shutil
-
-    shutil.rmtree(directory, ignore_errors=True)
     return LiveResult(name, bootstrap, ("java",), settings.group_protocol, settings.tick_ms, timeline,
                       tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items())), did_settle, verdicts, tuple(notes),
-                      round(time.monotonic() - started, 2))
+                      round(time.monotonic() - started, 2), tuple(sorted(measured.items())))
 
 
 # ------------------------------------------------------------------------------------------
@@ -526,5 +538,13 @@ def render_live(result: LiveResult) -> str:
             lines.append(f"       first at {v.first.tick} ms: {v.first.message}")
     for note in result.notes:
         lines.append(f"note: {note}")
-    lines.append(f"({result.seconds:.1f} s)")
+    m = dict(result.measured)
+    extra = []
+    if "broker_start_seconds" in m:
+        extra.append(f"broker started in {m['broker_start_seconds']:.1f} s")
+    if "broker_peak_rss_mb" in m:
+        extra.append(f"broker peak RSS {m['broker_peak_rss_mb']:.0f} MB")
+    if "member_peak_rss_mb" in m:
+        extra.append(f"largest member peak RSS {m['member_peak_rss_mb']:.0f} MB")
+    lines.append(f"(run {result.seconds:.1f} s{'; ' + ', '.join(extra) if extra else ''})")
     return "\n".join(lines) + "\n"
