@@ -11,7 +11,8 @@ scenario's partition counts; the scenario's members start and join (their ``owne
 generations are the simulated group's past, which a real group cannot be handed: they start fresh);
 the run waits for the group to settle, then applies the events in ``at`` order, one tick being
 ``tick_ms`` of wall time (``session.timeout.ms`` = ``max.poll.interval.ms`` = ``session_timeout`` ticks,
-``heartbeat.interval.ms`` = one tick, as the simulator's ``GroupConfig`` counts them), and waits for
+``heartbeat.interval.ms`` = one tick, as the simulator's ``GroupConfig`` counts them; ``metadata.max.age.ms``
+= ``session_timeout`` ticks, so added partitions are seen within a run), and waits for
 the group to settle again at the end. A ``stall`` stops the member's poll loop (its heartbeat thread
 goes on, so a stall past ``session_timeout`` ticks is past ``max.poll.interval.ms`` and the client
 leaves the group itself, as a stuck application's would).
@@ -199,6 +200,7 @@ class _Run:
     topics: dict[str, int] = field(default_factory=dict)
     admin: JavaMember | None = None
     spares: list[JavaMember] = field(default_factory=list)
+    applied: list[tuple[int, Event]] = field(default_factory=list)  # (monotonic ns, event) as the run applied them
     disturbed: bool = False  # a crash, stall or leave since the last settle: wait out a session timeout
 
     @property
@@ -230,6 +232,9 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
         "topics": [run.prefix + t for t in config["topics"]],
         "instance_id": config.get("instance_id"),
         "session_timeout_ms": session_ms, "max_poll_interval_ms": session_ms, "heartbeat_interval_ms": s.tick_ms,
+        # the simulator's members see a partition change at once; a client's metadata refresh (5 min by
+        # default) would leave added partitions unassigned for the whole run
+        "metadata_max_age_ms": session_ms,
     }
     if s.group_protocol == "classic":
         command["assignors"] = config["assignors"]
@@ -249,6 +254,7 @@ def _admin(run: _Run, command: dict[str, Any], done: str) -> None:
 
 def _apply(run: _Run, e: Event) -> None:
     k = e.event
+    run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
     if k == "join":
         assignors = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings) \
             if run.settings.group_protocol == "classic" else []
@@ -374,7 +380,10 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
             run.admin.stop(grace=0.0)
         shutil.rmtree(directory, ignore_errors=True)
     reports = sorted((r for m in run.all_processes() for r in m.reports()), key=lambda r: r.mono_ns)
-    timeline = tuple(_entry(r, t0, run.prefix) for r in reports if r.ev not in ("garbage",))
+    history = [(at, LiveEntry((at - t0) // 1_000_000, "history", e.event, (), None, f"tick {e.at}: {e.describe()}"))
+               for at, e in run.applied]
+    reported = [(r.mono_ns, _entry(r, t0, run.prefix)) for r in reports if r.ev != "garbage"]
+    timeline = tuple(entry for _, entry in sorted(history + reported, key=lambda pair: pair[0]))
     owned = _owned_at_end(run, reports)
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}

@@ -60,6 +60,7 @@ public final class LiveMember {
     }
 
     public static void main(String[] args) throws Exception {
+        warmUp();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Admin admin = null;
         Thread poller = null;
@@ -138,6 +139,28 @@ public final class LiveMember {
         Runtime.getRuntime().halt(4);
     }
 
+    /**
+     * Builds and closes a consumer of each group protocol against an address nothing listens on (a
+     * constructor connects to nothing), so the classes a member needs are loaded before stickyproof
+     * asks it to join: started ahead of need, a member then joins when the history says, not seconds
+     * of class loading later. Commands sent meanwhile wait in the pipe.
+     */
+    private static void warmUp() {
+        for (String protocol : new String[] {"classic", "consumer"}) {
+            Properties props = new Properties();
+            props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9");
+            props.put(ConsumerConfig.GROUP_ID_CONFIG, "stickyproof-warm-up");
+            props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+            props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+                c.subscribe(List.of("stickyproof-warm-up"));
+            } catch (RuntimeException e) {
+                // a warm-up only: the real start reports what is wrong
+            }
+        }
+    }
+
     private static void pollLoop(Map<String, Object> start) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, start.get("bootstrap"));
@@ -148,6 +171,9 @@ public final class LiveMember {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, String.valueOf(start.get("max_poll_interval_ms")));
+        if (start.get("metadata_max_age_ms") != null) {
+            props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, String.valueOf(start.get("metadata_max_age_ms")));
+        }
         if (start.get("instance_id") != null) props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, start.get("instance_id"));
         String protocol = String.valueOf(start.getOrDefault("group_protocol", "classic"));
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
