@@ -72,7 +72,7 @@ def test_a_bootstrap_where_no_broker_answers_is_one_line():
 from stickyproof.cli import main as cli_main
 from stickyproof.group.events import simulation_from_dict
 from stickyproof.live.java_member import Report
-from stickyproof.live.run import LiveSettings, check_live, consumption_intervals, run_live
+from stickyproof.live.run import LiveSettings, check_live, consumption_intervals
 from stickyproof.errors import InvalidOption, InvalidScenario
 from stickyproof.model import TopicPartition
 
@@ -104,22 +104,30 @@ def _java_pids() -> set[int]:
     return out
 
 
-def test_two_java_members_settle_on_every_partition_exactly_once(broker):
-    sim = simulation_from_dict(TWO_MEMBERS)
-    result = run_live(sim.scenario, sim.schedule, broker=broker, name="two-java-members",
-                      settings=LiveSettings(tick_ms=500))
-    assert result.did_settle
+def test_two_java_members_settle_on_every_partition_exactly_once(broker, tmp_path, capsys):
+    """Through the command line, attached to the module's broker (``--bootstrap``: the run's topics
+    and group get a prefix, which the output takes off again), with ``--json``."""
+    import json
+
+    history = tmp_path / "two.json"
+    history.write_text(json.dumps(TWO_MEMBERS))
+    before = processes.running_children()
+    code = cli_main(["live", str(history), "--clients", "java", "--bootstrap", broker.bootstrap, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, [m for m in doc["monitors"] if not m["ok"]]
+    assert doc["settled"] and doc["ok"]
     owners = {}
-    for member, tps in result.settled:
-        for tp in tps:
-            owners.setdefault(tp, []).append(member)
-    assert sorted(owners) == [TopicPartition("t", p) for p in range(5)]
+    for member, tps in doc["assignment"].items():
+        for t, p in tps:
+            owners.setdefault((t, p), []).append(member)
+    assert sorted(owners) == [("t", p) for p in range(5)]
     assert all(len(ms) == 1 for ms in owners.values()), owners
-    assert {m for m, tps in result.settled if tps} == {"c1", "c2"}
-    assert result.ok, [v.first for v in result.verdicts if not v.ok]
+    assert {m for m, tps in doc["assignment"].items() if tps} == {"c1", "c2"}
+    assert {m["monitor"] for m in doc["monitors"]} == {"no-double-consumption", "generations-increase", "stable-ownership"}
     # cooperative: c1 gave up only what c2 got, so c1 reported a revocation and kept the rest
-    assert any(e.member == "c1" and e.what == "revoked" and e.partitions for e in result.timeline)
-    assert processes.running_children() == [broker.pid]
+    assert any(e["member"] == "c1" and e["what"] == "revoked" and e.get("partitions") for e in doc["timeline"])
+    assert any(e["member"] == "history" and e["what"] == "join" for e in doc["timeline"])
+    assert processes.running_children() == before == [broker.pid]
     assert _java_pids() == set()
 
 

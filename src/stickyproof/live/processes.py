@@ -27,12 +27,26 @@ _lock = threading.Lock()
 _previous_handlers: dict[int, object] = {}
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _load_prctl():
+    """Linux's ``prctl``, looked up here and not in the child: between fork and exec the child may
+    not import (another thread of ours could hold the import lock it would wait for)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 def _exit_on_signal(signum, frame) -> None:
