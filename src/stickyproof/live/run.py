@@ -343,6 +343,9 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, member_program(), directory,
                f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)
     notes = []
+    if settings.group_protocol == "consumer":
+        notes.append(f"group.protocol=consumer: the broker's {settings.assignor or 'default (uniform)'} assignor assigns; "
+                     "the scenario's client assignors are not used")
     if any(m.owned for m in scenario.members):
         notes.append("the scenario's owned partitions and generations are its simulated past: live members start fresh")
     t0 = time.monotonic_ns()
@@ -361,11 +364,13 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
             _start_member(run, m.id, {"topics": list(m.topics), "assignors": assignors, "instance_id": m.instance_id})
         if scenario.members:
             _wait_settled(run)
-        previous_at = schedule.events[0].at if schedule.events else 0
+        # each event at its tick's distance from the first, on the wall clock; one whose time passed
+        # while an earlier event was applied (a close waits for its callbacks) runs at once
+        first_at, base = (schedule.events[0].at if schedule.events else 0), time.monotonic()
         for e in schedule.events:
-            if e.at > previous_at:
-                time.sleep((e.at - previous_at) * run.tick)
-                previous_at = e.at
+            due = base + (e.at - first_at) * run.tick
+            if due > time.monotonic():
+                time.sleep(due - time.monotonic())
             _apply(run, e)
         did_settle = _wait_settled(run)
     finally:
