@@ -212,3 +212,14 @@ def test_a_killed_runs_directory_is_deleted_by_the_next_run(tmp_path, monkeypatc
     fresh = processes.owned_tempdir("stickyproof-test-")
     assert not orphan.exists() and kept.exists() and fresh.exists()
     assert (fresh / "owner.pid").read_text().strip() == str(os.getpid())
+
+
+def test_a_broker_build_that_fails_is_named_by_mavens_first_error_even_coloured():
+    """Maven 3.8 colours its first [ERROR] line even in batch mode (seen resolving kafka_2.13 0.0.1):
+    the one line names the missing artifact, not Maven's advice to re-run with -e."""
+    from stickyproof.peers.builds import failure_line
+
+    output = ("\x1b[0m\x1b[0m[ERROR] Failed to execute goal on project kafka-broker: Could not resolve dependencies: "
+              "Could not find artifact org.apache.kafka:kafka_2.13:jar:0.0.1\n[ERROR] \n"
+              "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n")
+    assert failure_line(output).startswith("[ERROR] Failed to execute goal on project kafka-broker")
