@@ -18,10 +18,12 @@ else escaping is a bug and should show its traceback.
     │   ├── AssignorTimeLimit  an assignor call ran past ``Limits.assignor_seconds``
     │   └── AssignorCrash      an assignor's child process died before answering (kind ``crash``)
     │       └── AssignorGarbage  ... or answered something that is not an answer (kind ``garbage``)
+    ├── BrokerUnavailable      the live broker could not be built, started or reached (live.broker)
+    ├── MemberFailed           a live member could not be built or started, or its process died (live.java_member)
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
-The classes live here, except the four defined beside the one module that raises them (named in
+The classes live here, except the six defined beside the one module that raises them (named in
 parentheses). The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
 """
 

@@ -228,9 +228,12 @@ def failure_line(output: str) -> str:
     """The line of a failed build's output that says what failed: Maven's first ``[ERROR]`` line
     (its last ones are advice: "[Help 1]", "re-run with -e"), else the last line mentioning an
     error (go, npm), else the last line."""
+    import re
+
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)  # Maven 3.8 colours some lines even in batch mode
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     maven = [ln for ln in lines if ln.startswith("[ERROR]") and ln.removeprefix("[ERROR]").strip()
-             and "-> [Help" not in ln and "re-run Maven" not in ln.lower()]
+             and "-> [Help" not in ln and "re-run maven" not in ln.lower()]
     if maven:
         return maven[0]
     errors = [ln for ln in lines if "error" in ln.lower()]

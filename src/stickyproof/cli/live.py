@@ -1,0 +1,69 @@
+"""``live``: a scenario's history applied to real members on a real Kafka broker (docs/live.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import add_json_flag, positive_int, print_json
+
+CLIENTS = ("java",)
+"""The member libraries a live run drives so far (issue 24 names kafka-python, librdkafka, franz-go next)."""
+
+
+def _clients(text: str) -> tuple[str, ...]:
+    from ..errors import InvalidOption
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise InvalidOption("--clients", "name at least one client library (java)")
+    for n in names:
+        if n not in CLIENTS:
+            raise InvalidOption("--clients", f"{n!r} has no live member yet (live members: {', '.join(CLIENTS)})")
+    return names
+
+
+def _cmd_live(args: argparse.Namespace) -> int:
+    from ..group.runner import resolve_simulation
+    from ..live.broker import running_broker
+    from ..live.run import LiveSettings, check_live, render_live, run_live
+
+    _clients(args.clients)
+    scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
+    settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor)
+    check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
+    with running_broker(bootstrap=args.bootstrap) as broker:
+        result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        sys.stdout.write(render_live(result))
+    return 0 if result.ok else 1
+
+
+def add_live(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "live",
+        help="run a scenario's history with real consumers on a real Kafka broker, and check what they reported",
+        description="Start a one-node Kafka broker (resolved from Maven on first use and cached; or attach to one "
+        "with --bootstrap), create the scenario's topics, start its members as real Kafka clients, apply its history "
+        "(joins, leaves, crashes, stalls, subscription changes, restarts, partitions added) on a wall clock of "
+        "--tick-ms per tick, and print every assignment, revocation and loss the members reported, the settled "
+        "assignment and the monitors' verdicts. Exit 1 when a monitor fails, 2 on bad input or a broker that "
+        "cannot start. Everything started is stopped before the command ends. See docs/live.md.",
+    )
+    p.add_argument("history", metavar="HISTORY",
+                   help="bundled scenario name (its history from the catalogue), scenario file, or stickyproof.simulation/1 document")
+    p.add_argument("--events", metavar="FILE", help="events file (replaces the scenario's own history)")
+    p.add_argument("--clients", default="java", metavar="LIST", help="member libraries, comma-separated (so far: java)")
+    p.add_argument("--assignor", metavar="NAME",
+                   help="every member's assignor: range, roundrobin, sticky, cooperative-sticky (classic); uniform, range "
+                   "(--group-protocol consumer, the broker's)")
+    p.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
+                   help="the members' group.protocol (default classic; consumer is KIP-848)")
+    p.add_argument("--tick-ms", type=positive_int, default=500, metavar="MS",
+                   help="wall time of one simulator tick: heartbeat interval; the session and poll timeouts are "
+                   "config.session_timeout ticks (default 500)")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="use this broker instead of starting one (topics get a run prefix)")
+    add_json_flag(p, "print the run (timeline, assignment, verdicts) as JSON")
+    p.set_defaults(func=_cmd_live)

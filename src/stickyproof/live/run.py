@@ -1,0 +1,564 @@
+"""A scenario's history applied to real members on a real broker, and the monitors run on what they reported.
+
+    with running_broker() as broker:
+        result = run_live(scenario, schedule, broker=broker, name="kip341-stale-rejoin")
+    result.timeline        every report of every member, on one clock (ms since the run started)
+    result.settled         who owns what when the group last settled
+    result.verdicts        the monitors' verdicts (the simulator's names and rules)
+
+How a history becomes a live run (docs/live.md): the topics are created by an AdminClient call with the
+scenario's partition counts; the scenario's members start and join (their ``owned`` partitions and
+generations are the simulated group's past, which a real group cannot be handed: they start fresh);
+the run waits for the group to settle, then applies the events in ``at`` order, one tick being
+``tick_ms`` of wall time (``session.timeout.ms`` = ``max.poll.interval.ms`` = ``session_timeout`` ticks,
+``heartbeat.interval.ms`` = one tick, as the simulator's ``GroupConfig`` counts them; ``metadata.max.age.ms``
+= ``session_timeout`` ticks, so added partitions are seen within a run), and waits for
+the group to settle again at the end. A ``stall`` stops the member's poll loop (its heartbeat thread
+goes on, so a stall past ``session_timeout`` ticks is past ``max.poll.interval.ms`` and the client
+leaves the group itself, as a stuck application's would).
+
+Consumption is read off the reports: a member consumes a partition from the ``onPartitionsAssigned``
+that gave it until the ``onPartitionsRevoked``/``onPartitionsLost`` that took it, its process ending,
+or a stall starting; after a stall, from the ``resumed`` report (written after the first poll that
+follows the stall, so a loss that poll found comes first). Events the live run cannot apply yet
+(``upgrade``, ``rolling-restart``, ``failover``, ``listener-error``, a stall ``at_join_prepare``)
+are refused naming the event.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..errors import InvalidOption, InvalidScenario
+from ..group.events import Event, Schedule
+from ..group.monitors import MONITORS
+from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
+from ..model import Scenario, TopicPartition
+from . import processes
+from .broker import Broker, peak_rss_bytes
+from .java_member import JavaMember, MemberFailed, Report, member_program
+
+__all__ = ["JAVA_ASSIGNORS", "LIVE_MONITORS", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
+           "consumption_intervals", "render_live"]
+
+JAVA_ASSIGNORS = {
+    "range": "org.apache.kafka.clients.consumer.RangeAssignor",
+    "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+    "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
+    "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+}
+"""The classic assignor names a live Java member accepts, as ``partition.assignment.strategy`` classes."""
+
+CONSUMER_ASSIGNORS = ("uniform", "range")
+"""``group.remote.assignor`` values of a ``group.protocol=consumer`` member (the broker's assignors)."""
+
+LIVE_MONITORS = ("no-double-consumption", "generations-increase", "stable-ownership")
+"""The simulator's monitors a live run checks (models/protocol.md §7); the convergence bounds count
+generations after a disturbance, which real timing does not map to ticks yet."""
+
+LIVE_RULES = {**{m: MONITORS[m] for m in LIVE_MONITORS},
+              "no-double-consumption": "no partition is consumed by two members at once (spans read off their callbacks)",
+              "stable-ownership": "once the group is settled, every partition of a subscribed topic is owned by exactly one member"}
+"""The rules as a live run checks them: spans of wall time where the simulator has ticks."""
+
+_UNSUPPORTED = {"upgrade", "rolling-restart", "failover", "listener-error"}
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    tick_ms: int = 500
+    group_protocol: str = "classic"
+    assignor: str | None = None
+    settle_seconds: float = 90.0
+
+
+@dataclass(frozen=True)
+class LiveEntry:
+    """One line of the timeline: milliseconds since the run started, who, what."""
+
+    at_ms: int
+    member: str
+    what: str
+    partitions: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"at_ms": self.at_ms, "member": self.member, "what": self.what}
+        if self.partitions:
+            out["partitions"] = [[t, p] for t, p in self.partitions]
+        if self.generation is not None:
+            out["generation"] = self.generation
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+@dataclass(frozen=True)
+class LiveResult:
+    name: str
+    bootstrap: str
+    clients: tuple[str, ...]
+    group_protocol: str
+    tick_ms: int
+    timeline: tuple[LiveEntry, ...]
+    settled: tuple[tuple[str, tuple[TopicPartition, ...]], ...]
+    did_settle: bool
+    verdicts: tuple[MonitorVerdict, ...]
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
+    measured: tuple[tuple[str, float], ...] = ()  # broker start seconds, peak RSS of the broker and members (MB)
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "stickyproof.live/1",
+            "name": self.name,
+            "bootstrap": self.bootstrap,
+            "clients": list(self.clients),
+            "group_protocol": self.group_protocol,
+            "tick_ms": self.tick_ms,
+            "ok": self.ok,
+            "settled": self.did_settle,
+            "assignment": {m: [[t, p] for t, p in tps] for m, tps in self.settled},
+            "monitors": [v.to_dict() for v in self.verdicts],
+            "timeline": [e.to_dict() for e in self.timeline],
+            "notes": list(self.notes),
+            "seconds": self.seconds,
+            "measured": dict(self.measured),
+        }
+
+
+# ------------------------------------------------------------------------------------------
+# Checking a history before anything starts
+
+
+def _assignor_classes(names: Sequence[str], where: str, settings: LiveSettings) -> list[str]:
+    if settings.assignor is not None:
+        names, where = (settings.assignor,), "--assignor"
+    out = []
+    for name in names:
+        if name not in JAVA_ASSIGNORS:
+            raise InvalidScenario(where, f"{name!r} is not an assignor a live Java member runs (live: "
+                                  f"{', '.join(JAVA_ASSIGNORS)}; a release such as sticky@2.2 is the simulator's)")
+        out.append(JAVA_ASSIGNORS[name])
+    return out
+
+
+def check_live(scenario: Scenario, schedule: Schedule, settings: LiveSettings) -> None:
+    """Refuse, before a broker starts, what a live run cannot do: ``InvalidScenario`` naming the field."""
+    if settings.group_protocol not in ("classic", "consumer"):
+        raise InvalidOption("--group-protocol", f"must be classic or consumer, got {settings.group_protocol!r}")
+    if settings.tick_ms < 100:
+        raise InvalidOption("--tick-ms", f"must be at least 100 (a heartbeat interval), got {settings.tick_ms}")
+    if settings.group_protocol == "consumer":
+        if settings.assignor is not None and settings.assignor not in CONSUMER_ASSIGNORS:
+            raise InvalidOption("--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
+                                f"got {settings.assignor!r}")
+    else:
+        for i, m in enumerate(scenario.members):
+            _assignor_classes(m.assignors or ("range",), f"members[{i}].assignors", settings)
+    for e in schedule.events:
+        where = e.path or "events"
+        if e.event in _UNSUPPORTED:
+            raise InvalidScenario(f"{where}.event", f"{e.event!r} is not applied to live members yet (docs/live.md)")
+        if e.event == "stall" and e.at_join_prepare:
+            raise InvalidScenario(f"{where}.at_join_prepare", "a stall inside onJoinPrepare is not applied to live members yet")
+        if e.event in ("join", "restart") and settings.group_protocol == "classic" and e.assignors:
+            _assignor_classes(e.assignors, f"{where}.assignors", settings)
+
+
+# ------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class _Run:
+    """The mutable state of one run (members by name, their retired processes, the admin)."""
+
+    bootstrap: str
+    group: str
+    settings: LiveSettings
+    scenario: Scenario
+    program: list[str]
+    directory: Path
+    prefix: str
+    session_ticks: int
+    restart_ticks: int
+    members: dict[str, JavaMember] = field(default_factory=dict)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    retired: list[JavaMember] = field(default_factory=list)
+    stall_until: dict[str, float] = field(default_factory=dict)
+    topics: dict[str, int] = field(default_factory=dict)
+    admin: JavaMember | None = None
+    spares: list[JavaMember] = field(default_factory=list)
+    applied: list[tuple[int, Event]] = field(default_factory=list)  # (monotonic ns, event) as the run applied them
+    disturbed: bool = False  # a crash, stall or leave since the last settle: wait out a session timeout
+
+    @property
+    def tick(self) -> float:
+        return self.settings.tick_ms / 1000.0
+
+    def all_processes(self) -> list[JavaMember]:
+        return [*self.retired, *self.members.values()]
+
+    def warm(self) -> None:
+        """Keep one member JVM started ahead of need: a JVM start is seconds on two busy cores, and a
+        join should happen when the history says, not a JVM start later."""
+        while len(self.spares) < 1:
+            self.spares.append(JavaMember.spawn(self.program, f"spare-{len(self.retired) + len(self.members) + 1}",
+                                                stderr_dir=self.directory))
+
+
+def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
+    s = run.settings
+    session_ms = run.session_ticks * s.tick_ms
+    if run.spares:
+        m = run.spares.pop(0)
+        m.name = name
+    else:
+        m = JavaMember.spawn(run.program, name, stderr_dir=run.directory)
+    command = {
+        "op": "start", "name": name, "bootstrap": run.bootstrap, "group": run.group,
+        "group_protocol": s.group_protocol,
+        "topics": [run.prefix + t for t in config["topics"]],
+        "instance_id": config.get("instance_id"),
+        "session_timeout_ms": session_ms, "max_poll_interval_ms": session_ms, "heartbeat_interval_ms": s.tick_ms,
+        # the simulator's members see a partition change at once; a client's metadata refresh (5 min by
+        # default) would leave added partitions unassigned for the whole run
+        "metadata_max_age_ms": session_ms,
+    }
+    if s.group_protocol == "classic":
+        command["assignors"] = config["assignors"]
+    else:
+        command["remote_assignor"] = s.assignor
+    m.send(command)
+    run.members[name] = m
+    run.configs[name] = dict(config)
+    run.warm()
+
+
+def _admin(run: _Run, command: dict[str, Any], done: str) -> None:
+    assert run.admin is not None
+    run.admin.send(command)
+    run.admin.wait_for(done, 60, op=command["op"])
+
+
+def _apply(run: _Run, e: Event) -> None:
+    k = e.event
+    run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
+    if k == "join":
+        assignors = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings) \
+            if run.settings.group_protocol == "classic" else []
+        if e.member in run.members and run.members[e.member].alive:
+            raise InvalidScenario(f"{e.path}.member", f"{e.member} is already running")
+        _start_member(run, e.member, {"topics": list(e.topics or ()), "assignors": assignors, "instance_id": e.instance_id})
+    elif k in ("leave", "crash", "stall", "subscribe", "restart"):
+        m = run.members.get(e.member or "")
+        if m is None or not m.alive:
+            raise InvalidScenario(f"{e.path}.member", f"{e.member} is not running at tick {e.at}")
+        run.disturbed = run.disturbed or k in ("leave", "crash", "stall", "restart")
+        if k == "leave":
+            m.leave()
+            run.retired.append(run.members.pop(e.member))
+        elif k == "crash":
+            m.crash()
+            run.retired.append(run.members.pop(e.member))
+        elif k == "stall":
+            m.send({"op": "stall", "ms": e.ticks * run.settings.tick_ms})
+            run.stall_until[e.member] = time.monotonic() + e.ticks * run.tick
+        elif k == "subscribe":
+            run.configs[e.member]["topics"] = list(e.topics or ())
+            m.send({"op": "subscribe", "topics": [run.prefix + t for t in e.topics or ()]})
+        else:  # restart: close, then after the downtime a new process with the changed config
+            m.leave()
+            run.retired.append(run.members.pop(e.member))
+            config = dict(run.configs[e.member])
+            if "topics" in e.given:
+                config["topics"] = list(e.topics or ())
+            if "assignors" in e.given and run.settings.group_protocol == "classic":
+                config["assignors"] = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings)
+            if "instance_id" in e.given:
+                config["instance_id"] = e.instance_id
+            time.sleep(run.restart_ticks * run.tick)
+            _start_member(run, e.member, config)
+    elif k == "add-partitions":
+        if e.topic in run.topics:
+            _admin(run, {"op": "add-partitions", "topic": run.prefix + e.topic, "count": e.count}, "partitions-added")
+            run.topics[e.topic] += e.count
+        else:
+            _admin(run, {"op": "create-topics", "topics": {run.prefix + e.topic: e.count}}, "topics-created")
+            run.topics[e.topic] = e.count
+    elif k == "delete-topic":
+        _admin(run, {"op": "delete-topic", "topic": run.prefix + e.topic}, "topic-deleted")
+        run.topics.pop(e.topic, None)
+
+
+def _last_report_ns(run: _Run) -> int:
+    return max((r.mono_ns for m in run.all_processes() for r in m.reports()), default=0)
+
+
+def _wait_settled(run: _Run) -> bool:
+    """Until no member is stalled, every running member has had an assignment, and no member reported
+    anything for a quiet spell: three ticks, or, after a crash, stall or leave, a session timeout and
+    two ticks (the coordinator acts on those only when a timeout fires)."""
+    quiet = ((run.session_ticks + 2) if run.disturbed else 3) * run.tick
+    run.disturbed = False
+    deadline = time.monotonic() + run.settings.settle_seconds
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        stalled = any(until > now for until in run.stall_until.values())
+        assigned = all(any(r.ev == "assigned" for r in m.reports()) for m in run.members.values())
+        gone = [name for name, m in run.members.items() if not m.alive]
+        if gone:
+            raise MemberFailed(f"{gone[0]}: its process ended on its own")
+        idle = (time.monotonic_ns() - _last_report_ns(run)) / 1e9
+        if not stalled and assigned and idle >= quiet:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: str = "",
+             settings: LiveSettings = LiveSettings()) -> LiveResult:
+    """Run the history on ``broker`` with Java members; every process started here is stopped before
+    this returns. On a broker the user named (not started here) the topics get a run prefix."""
+    check_live(scenario, schedule, settings)
+    bootstrap, attached = broker.bootstrap, not broker.started_here
+    measured: dict[str, float] = {}
+    if broker.start_seconds is not None:
+        measured["broker_start_seconds"] = broker.start_seconds
+    started = time.monotonic()
+    run_id = os.urandom(4).hex()
+    directory = processes.owned_tempdir("stickyproof-live-")
+    config = schedule.config
+    run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, member_program(), directory,
+               f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)
+    notes = []
+    if settings.group_protocol == "consumer":
+        notes.append(f"group.protocol=consumer: the broker's {settings.assignor or 'default (uniform)'} assignor assigns; "
+                     "the scenario's client assignors are not used")
+    if any(m.owned for m in scenario.members):
+        notes.append("the scenario's owned partitions and generations are its simulated past: live members start fresh")
+    t0 = time.monotonic_ns()
+    did_settle = False
+    try:
+        run.admin = JavaMember.spawn(run.program, "admin", stderr_dir=directory)
+        # the initial members' JVMs start while the admin creates the topics
+        run.spares = [JavaMember.spawn(run.program, f"spare-{i}", stderr_dir=directory) for i in range(len(scenario.members) or 1)]
+        _admin(run, {"op": "admin", "bootstrap": bootstrap}, "admin-ready")
+        run.topics = dict(scenario.partition_counts)
+        if run.topics:
+            _admin(run, {"op": "create-topics", "topics": {run.prefix + t: n for t, n in run.topics.items()}}, "topics-created")
+        for m in scenario.members:
+            assignors = _assignor_classes(m.assignors or ("range",), f"members.{m.id}.assignors", settings) \
+                if settings.group_protocol == "classic" else []
+            _start_member(run, m.id, {"topics": list(m.topics), "assignors": assignors, "instance_id": m.instance_id})
+        if scenario.members:
+            _wait_settled(run)
+        # each event at its tick's distance from the first, on the wall clock; one whose time passed
+        # while an earlier event was applied (a close waits for its callbacks) runs at once
+        first_at, base = (schedule.events[0].at if schedule.events else 0), time.monotonic()
+        for e in schedule.events:
+            due = base + (e.at - first_at) * run.tick
+            if due > time.monotonic():
+                time.sleep(due - time.monotonic())
+            _apply(run, e)
+        did_settle = _wait_settled(run)
+    finally:
+        peaks = [peak_rss_bytes(m.proc.pid) or 0 for m in run.members.values() if m.alive]
+        if peaks:
+            measured["member_peak_rss_mb"] = round(max(peaks) / 2**20, 1)
+        if broker.pid is not None and (peak := peak_rss_bytes(broker.pid)):
+            measured["broker_peak_rss_mb"] = round(peak / 2**20, 1)
+        for m in [*run.all_processes(), *run.spares]:
+            m.stop(grace=0.0)
+        if run.admin is not None:
+            run.admin.stop(grace=0.0)
+        shutil.rmtree(directory, ignore_errors=True)
+    reports = sorted((r for m in run.all_processes() for r in m.reports()), key=lambda r: r.mono_ns)
+    history = [(at, LiveEntry((at - t0) // 1_000_000, "history", e.event, (), None, f"tick {e.at}: {e.describe()}"))
+               for at, e in run.applied]
+    reported = [(r.mono_ns, _entry(r, t0, run.prefix)) for r in reports if r.ev != "garbage"]
+    timeline = tuple(entry for _, entry in sorted(history + reported, key=lambda pair: pair[0]))
+    owned = _owned_at_end(run, reports)
+    subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
+                  for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
+    verdicts = _verdicts(reports, t0, run.prefix, owned, subscribed, did_settle)
+    return LiveResult(name, bootstrap, ("java",), settings.group_protocol, settings.tick_ms, timeline,
+                      tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items())), did_settle, verdicts, tuple(notes),
+                      round(time.monotonic() - started, 2), tuple(sorted(measured.items())))
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the reports
+
+
+def _tps(r: Report, prefix: str) -> tuple[TopicPartition, ...]:
+    return tuple(sorted(TopicPartition(t[len(prefix):] if prefix and t.startswith(prefix) else t, p) for t, p in r.partitions()))
+
+
+def _entry(r: Report, t0: int, prefix: str) -> LiveEntry:
+    generation = r.get("generation")
+    detail = r.get("message") or ""
+    if r.ev == "stalled":
+        detail = f"{r.get('ms')} ms"
+    if r.ev in ("started", "subscribed"):
+        detail = ", ".join(t[len(prefix):] if prefix else t for t in r.get("topics") or ())
+    return LiveEntry((r.mono_ns - t0) // 1_000_000, r.name, r.ev, _tps(r, prefix), generation, detail)
+
+
+_ENDS = ("crashing", "closed")
+
+
+def consumption_intervals(reports: Sequence[Report], prefix: str = "") -> dict[TopicPartition, list[tuple[int, int, str]]]:
+    """Per partition, the (start ns, end ns, member) spans in which a member consumed it, read off its
+    reports (module docstring). A span still open at the end of the run ends at the last report."""
+    end_of_run = max((r.mono_ns for r in reports), default=0)
+    spans: dict[TopicPartition, list[tuple[int, int, str]]] = {}
+    # one process at a time: a name's reports from its start to its end (a restart starts a new one)
+    owned: dict[str, set[TopicPartition]] = {}
+    since: dict[tuple[str, TopicPartition], int] = {}
+    stalled: dict[str, bool] = {}
+
+    def close(name: str, tp: TopicPartition, at: int) -> None:
+        start = since.pop((name, tp), None)
+        if start is not None:
+            spans.setdefault(tp, []).append((start, at, name))
+
+    for r in reports:
+        n = r.name
+        if r.ev == "started":
+            owned[n], stalled[n] = set(), False
+        elif r.ev == "assigned":
+            for tp in _tps(r, prefix):
+                owned.setdefault(n, set()).add(tp)
+                if not stalled.get(n):
+                    since.setdefault((n, tp), r.mono_ns)
+        elif r.ev in ("revoked", "lost"):
+            for tp in _tps(r, prefix):
+                owned.get(n, set()).discard(tp)
+                close(n, tp, r.mono_ns)
+        elif r.ev == "stalled":
+            stalled[n] = True
+            for tp in list(owned.get(n, ())):
+                close(n, tp, r.mono_ns)
+        elif r.ev == "resumed":
+            stalled[n] = False
+            for tp in owned.get(n, ()):
+                since.setdefault((n, tp), r.mono_ns)
+        elif r.ev in _ENDS:
+            for tp in list(owned.get(n, ())):
+                close(n, tp, r.mono_ns)
+            owned[n] = set()
+    for (n, tp), start in list(since.items()):
+        spans.setdefault(tp, []).append((start, end_of_run, n))
+    return spans
+
+
+def _owned_at_end(run: _Run, reports: Sequence[Report]) -> dict[str, frozenset[TopicPartition]]:
+    owned: dict[str, set[TopicPartition]] = {}
+    for r in reports:
+        if r.ev == "started":
+            owned[r.name] = set()
+        elif r.ev == "assigned":
+            owned.setdefault(r.name, set()).update(_tps(r, run.prefix))
+        elif r.ev in ("revoked", "lost"):
+            owned.get(r.name, set()).difference_update(_tps(r, run.prefix))
+        elif r.ev in _ENDS:
+            owned[r.name] = set()
+    return {name: frozenset(owned.get(name, ())) for name in sorted(run.members)}
+
+
+def _verdicts(reports: Sequence[Report], t0: int, prefix: str, owned: Mapping[str, frozenset[TopicPartition]],
+              subscribed: set[TopicPartition], did_settle: bool) -> tuple[MonitorVerdict, ...]:
+    found: dict[str, list[MonitorViolation]] = {m: [] for m in LIVE_MONITORS}
+
+    # no-double-consumption: two members' spans of one partition overlap (a handoff at one instant is none)
+    for tp, spans in sorted(consumption_intervals(reports, prefix).items()):
+        spans.sort()
+        for i, (s1, e1, m1) in enumerate(spans):
+            for s2, e2, m2 in spans[i + 1:]:
+                if s2 >= e1:
+                    break
+                if m1 != m2:
+                    at = (s2 - t0) // 1_000_000
+                    found["no-double-consumption"].append(MonitorViolation(
+                        "no-double-consumption", at, f"{tp} consumed by {m1} and {m2} for {(min(e1, e2) - s2) / 1e6:.0f} ms",
+                        (("members", [m1, m2]), ("partition", str(tp)))))
+
+    # generations-increase: each member id is assigned in generations that never go back
+    last: dict[tuple[str, str], int] = {}
+    for r in reports:
+        if r.ev == "assigned" and r.get("generation", -1) >= 0:
+            key, g = (r.name, str(r.get("member_id"))), int(r.get("generation"))
+            if key in last and g < last[key]:
+                found["generations-increase"].append(MonitorViolation(
+                    "generations-increase", (r.mono_ns - t0) // 1_000_000,
+                    f"{r.name} was assigned partitions in generation {g} after generation {last[key]}",
+                    (("generation", g), ("member", r.name), ("previous", last[key]))))
+            last[key] = max(g, last.get(key, g))
+
+    # stable-ownership: the settled group owns every subscribed partition, each once
+    holders: dict[TopicPartition, list[str]] = {}
+    for member, tps in owned.items():
+        for tp in tps:
+            holders.setdefault(tp, []).append(member)
+    orphans = sorted(subscribed - set(holders))
+    twice = sorted(tp for tp, ms in holders.items() if len(ms) > 1)
+    end = (max((r.mono_ns for r in reports), default=t0) - t0) // 1_000_000
+    if not did_settle:
+        found["stable-ownership"].append(MonitorViolation("stable-ownership", end, "the group did not settle within the time given", ()))
+    elif orphans or twice:
+        what = []
+        if orphans:
+            what.append(f"nobody owns {', '.join(map(str, orphans[:8]))}")
+        if twice:
+            what.append(f"two members own {', '.join(map(str, twice[:8]))}")
+        found["stable-ownership"].append(MonitorViolation(
+            "stable-ownership", end, f"the group is settled but {'; '.join(what)}",
+            (("owned-twice", [str(tp) for tp in twice]), ("unowned", [str(tp) for tp in orphans]))))
+    return tuple(MonitorVerdict(m, LIVE_RULES[m], not found[m], found[m][0] if found[m] else None, len(found[m]))
+                 for m in LIVE_MONITORS)
+
+
+def render_live(result: LiveResult) -> str:
+    """The timeline, the settled assignment and the verdicts, as ``simulate`` prints its trace."""
+    lines = [f"live run: {result.name or '(unnamed)'} on {result.bootstrap}, clients {', '.join(result.clients)}, "
+             f"group.protocol={result.group_protocol}, one tick = {result.tick_ms} ms", ""]
+    width = max((len(e.member) for e in result.timeline), default=6)
+    lines.append(f"{'ms':>8}  {'member':<{width}}  {'report':<15} {'gen':>4}  partitions / detail")
+    for e in result.timeline:
+        gen = "" if e.generation is None else str(e.generation)
+        body = format_partitions(e.partitions) if e.partitions else ("-" if e.what in ("assigned", "revoked", "lost") else "")
+        if e.detail:
+            body = f"{body}  {e.detail}".strip()
+        lines.append(f"{e.at_ms:>8}  {e.member:<{width}}  {e.what:<15} {gen:>4}  {body}")
+    lines += ["", "settled assignment:" if result.did_settle else "assignment at the end (the group did not settle):"]
+    for member, tps in result.settled:
+        lines.append(f"  {member}: {format_partitions(tps)}")
+    lines += ["", "monitors:"]
+    for v in result.verdicts:
+        lines.append(f"  {'ok  ' if v.ok else 'FAIL'} {v.monitor}: {v.rule}")
+        if v.first is not None:
+            lines.append(f"       first at {v.first.tick} ms: {v.first.message}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    m = dict(result.measured)
+    extra = []
+    if "broker_start_seconds" in m:
+        extra.append(f"broker started in {m['broker_start_seconds']:.1f} s")
+    if "broker_peak_rss_mb" in m:
+        extra.append(f"broker peak RSS {m['broker_peak_rss_mb']:.0f} MB")
+    if "member_peak_rss_mb" in m:
+        extra.append(f"largest member peak RSS {m['member_peak_rss_mb']:.0f} MB")
+    lines.append(f"(run {result.seconds:.1f} s{'; ' + ', '.join(extra) if extra else ''})")
+    return "\n".join(lines) + "\n"

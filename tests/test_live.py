@@ -1,0 +1,225 @@
+"""Live groups on a real broker (issue 24): Kafka's own broker, started once for the module from the
+jars Maven resolved into the user's cache (the first run on a machine resolves them, about 20 s;
+every later run reuses them), and real Java members driven through a small history.
+
+What they establish: the broker stickyproof starts answers and is gone, with its directory, when the
+block ends; attaching to a named broker starts nothing; a bad ``--bootstrap`` is one line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from stickyproof.live import processes
+from stickyproof.live.broker import BrokerUnavailable, _api_versions, parse_bootstrap, running_broker
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def broker():
+    with running_broker() as b:
+        yield b
+    assert not _alive(b.pid), "the broker outlived its block"
+    assert not b.directory.exists(), "the broker's directory outlived its block"
+    assert processes.running_children() == []
+
+
+def test_the_started_broker_answers_api_versions(broker):
+    host, port = parse_bootstrap(broker.bootstrap)
+    assert host == "127.0.0.1"
+    assert _api_versions(host, port, timeout=5.0)
+    assert broker.started_here and _alive(broker.pid)
+
+
+def test_attaching_to_a_named_broker_starts_nothing(broker):
+    before = processes.running_children()
+    with running_broker(bootstrap=broker.bootstrap) as attached:
+        assert attached.bootstrap == broker.bootstrap
+        assert not attached.started_here
+        assert processes.running_children() == before
+
+
+@pytest.mark.parametrize("text", ["localhost", "host:", ":9092", "host:99999", "host:port"])
+def test_a_bootstrap_that_is_not_host_port_is_refused(text):
+    with pytest.raises(BrokerUnavailable, match="--bootstrap"):
+        parse_bootstrap(text)
+
+
+def test_a_bootstrap_where_no_broker_answers_is_one_line():
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(BrokerUnavailable, match="no Kafka broker answers"):
+        with running_broker(bootstrap=f"127.0.0.1:{port}"):
+            pass
+
+
+# ------------------------------------------------------------------------------------------
+# A history with two real Java members
+
+
+from stickyproof.cli import main as cli_main
+from stickyproof.group.events import simulation_from_dict
+from stickyproof.live.java_member import Report
+from stickyproof.live.run import LiveSettings, check_live, consumption_intervals
+from stickyproof.errors import InvalidOption, InvalidScenario
+from stickyproof.model import TopicPartition
+
+TWO_MEMBERS = {
+    "format": "stickyproof.simulation/1",
+    "name": "two-java-members",
+    "scenario": {"format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 5},
+                 "members": [{"id": "c1", "topics": ["t"], "assignors": ["cooperative-sticky"]}]},
+    "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t"], "assignors": ["cooperative-sticky"]}],
+}
+
+
+def _java_pids() -> set[int]:
+    """The live-member JVMs whose parent is this process (a survivor would be one of them)."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if b"stickyproof.live.LiveMember" in cmd:
+                try:
+                    ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                if ppid == os.getpid():
+                    out.add(int(entry))
+    return out
+
+
+def test_two_java_members_settle_on_every_partition_exactly_once(broker, tmp_path, capsys):
+    """Through the command line, attached to the module's broker (``--bootstrap``: the run's topics
+    and group get a prefix, which the output takes off again), with ``--json``."""
+    import json
+
+    history = tmp_path / "two.json"
+    history.write_text(json.dumps(TWO_MEMBERS))
+    before = processes.running_children()
+    code = cli_main(["live", str(history), "--clients", "java", "--bootstrap", broker.bootstrap, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, [m for m in doc["monitors"] if not m["ok"]]
+    assert doc["settled"] and doc["ok"]
+    owners = {}
+    for member, tps in doc["assignment"].items():
+        for t, p in tps:
+            owners.setdefault((t, p), []).append(member)
+    assert sorted(owners) == [("t", p) for p in range(5)]
+    assert all(len(ms) == 1 for ms in owners.values()), owners
+    assert {m for m, tps in doc["assignment"].items() if tps} == {"c1", "c2"}
+    assert {m["monitor"] for m in doc["monitors"]} == {"no-double-consumption", "generations-increase", "stable-ownership"}
+    # cooperative: c1 gave up only what c2 got, so c1 reported a revocation and kept the rest
+    assert any(e["member"] == "c1" and e["what"] == "revoked" and e.get("partitions") for e in doc["timeline"])
+    assert any(e["member"] == "history" and e["what"] == "join" for e in doc["timeline"])
+    assert processes.running_children() == before == [broker.pid]
+    assert _java_pids() == set()
+
+
+def _r(ev: str, name: str, at: int, *tps: int) -> Report:
+    return Report(ev, name, at, at, (("generation", 1), ("partitions", [["t", p] for p in tps])))
+
+
+def test_the_double_consumption_check_finds_an_overlap():
+    """The grader graded: c2 is assigned t-0 before c1's revocation of it, so for 5 ns both consume it."""
+    reports = [_r("started", "c1", 0), _r("started", "c2", 0), _r("assigned", "c1", 10, 0, 1),
+               _r("assigned", "c2", 20, 0), _r("revoked", "c1", 25, 0)]
+    spans = consumption_intervals(reports)
+    assert sorted(spans[TopicPartition("t", 0)]) == [(10, 25, "c1"), (20, 25, "c2")]
+    from stickyproof.live.run import _verdicts
+
+    verdicts = {v.monitor: v for v in _verdicts(reports, 0, "", {"c1": frozenset({TopicPartition("t", 1)}),
+                                                                   "c2": frozenset({TopicPartition("t", 0)})},
+                                                {TopicPartition("t", 0), TopicPartition("t", 1)}, True)}
+    assert not verdicts["no-double-consumption"].ok
+    assert verdicts["stable-ownership"].ok
+
+
+def test_a_stalled_member_consumes_nothing_until_it_resumed():
+    reports = [_r("started", "c1", 0), _r("assigned", "c1", 10, 0), _r("stalled", "c1", 20), _r("resumed", "c1", 50),
+               _r("revoked", "c1", 60, 0)]
+    assert sorted(consumption_intervals(reports)[TopicPartition("t", 0)]) == [(10, 20, "c1"), (50, 60, "c1")]
+
+
+def test_events_a_live_run_cannot_apply_are_refused_naming_the_event():
+    doc = {**TWO_MEMBERS, "events": [{"at": 1, "event": "failover"}]}
+    sim = simulation_from_dict(doc)
+    with pytest.raises(InvalidScenario, match=r"events\[0\].event"):
+        check_live(sim.scenario, sim.schedule, LiveSettings())
+
+
+def test_an_assignor_release_is_refused_naming_assignor():
+    sim = simulation_from_dict(TWO_MEMBERS)
+    with pytest.raises(InvalidScenario, match="--assignor"):
+        check_live(sim.scenario, sim.schedule, LiveSettings(assignor="sticky@2.2"))
+    with pytest.raises(InvalidOption, match="--assignor"):
+        check_live(sim.scenario, sim.schedule, LiveSettings(group_protocol="consumer", assignor="sticky"))
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["live", "kip341-stale-rejoin", "--clients", "librdkafka"], "--clients"),
+    (["live", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], "--assignor"),
+    (["live", "no-such-history"], "no-such-history"),
+])
+def test_bad_input_is_exit_2_and_one_line_before_any_broker_starts(argv, needle, capsys):
+    before = processes.running_children()
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+    assert processes.running_children() == before
+
+
+def test_an_unreachable_bootstrap_is_exit_2_and_one_line(capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert cli_main(["live", "kip341-stale-rejoin", "--bootstrap", f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("BrokerUnavailable:") and err.count("\n") == 1
+
+
+def test_a_killed_runs_directory_is_deleted_by_the_next_run(tmp_path, monkeypatch):
+    import subprocess
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = tmp_path / "stickyproof-test-orphan"
+    orphan.mkdir()
+    (orphan / "owner.pid").write_text(f"{dead.pid}\n")
+    kept = tmp_path / "stickyproof-test-kept"
+    kept.mkdir()
+    (kept / "owner.pid").write_text(f"{dead.pid}\n")
+    processes.keep_for_log(kept)
+    fresh = processes.owned_tempdir("stickyproof-test-")
+    assert not orphan.exists() and kept.exists() and fresh.exists()
+    assert (fresh / "owner.pid").read_text().strip() == str(os.getpid())
+
+
+def test_a_broker_build_that_fails_is_named_by_mavens_first_error_even_coloured():
+    """Maven 3.8 colours its first [ERROR] line even in batch mode (seen resolving kafka_2.13 0.0.1):
+    the one line names the missing artifact, not Maven's advice to re-run with -e."""
+    from stickyproof.peers.builds import failure_line
+
+    output = ("\x1b[0m\x1b[0m[ERROR] Failed to execute goal on project kafka-broker: Could not resolve dependencies: "
+              "Could not find artifact org.apache.kafka:kafka_2.13:jar:0.0.1\n[ERROR] \n"
+              "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n")
+    assert failure_line(output).startswith("[ERROR] Failed to execute goal on project kafka-broker")
