@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .._perf import gc_paused
 from ..model import Assignment, Scenario, TopicPartition
 from .claims import NO_MEMBER, ClaimTable, claim_table, claimants
+from .racks import aligned
 from .result import Objective
 
 _make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor, as in assignors/range.py
@@ -103,12 +104,18 @@ class Aggregate:
         return self.table.retainer_pid
 
 
-def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
+def aggregate(
+    scenario: Scenario, *, racks: bool = False, alignment: Mapping[str, str | None] | None = None
+) -> Aggregate:
     """Build hubs and classes (models/optimal-assignment.md §4), deterministically ordered.
 
     Hubs are numbered in order of first appearance over sorted (topic, partition); classes are
     sorted by (hub, claimant), claimant-less first; each class's partitions ascend.
+    ``alignment``: the members' racks as Kafka's rack-aware path sees them (``racks.kafka_rack_path``);
+    given, the rack tier counts Kafka's alignment (D7: a rackless member matches everything) instead
+    of D6's locality, over every partition.
     """
+    racks = racks or alignment is not None
     table = claim_table(scenario)
     members = table.members
     M = len(members)
@@ -146,6 +153,8 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
             hub_of_pid[start : start + n] = [hub_for(subs, frozenset(rl)) for rl in rack_lists]
 
     def is_local(m: int, rs: frozenset[str] | None) -> bool:
+        if alignment is not None:
+            return aligned(alignment.get(members[m]), rs)
         r = member_rack[m]
         return rs is not None and r is not None and r in rs
 
@@ -174,6 +183,8 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
     for hb in hubs:
         reach[hb.subscribers] += hb.size
     retainable = int(np.count_nonzero(table.retainer_pid >= 0))
+    if alignment is not None:
+        rack_informed = P  # D7 can hold for any partition (a rackless member matches it)
     return Aggregate(
         scenario=scenario,
         table=table,
