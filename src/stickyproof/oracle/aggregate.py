@@ -27,7 +27,7 @@ from .result import Objective
 
 _make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor, as in assignors/range.py
 
-__all__ = ["Hub", "Aggregate", "aggregate", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
+__all__ = ["Hub", "Aggregate", "aggregate", "aggregate_with", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +74,8 @@ class Aggregate:
     rack_informed: int
     racks: bool
     member_rack: tuple[str | None, ...]
+    #: the rack tier is Kafka's (D7 alignment, ranked above kept: KIP-881's order) rather than O3 after kept
+    rack_first: bool = False
 
     @property
     def num_members(self) -> int:
@@ -205,7 +207,20 @@ def aggregate(
         rack_informed=rack_informed,
         racks=racks,
         member_rack=member_rack,
+        rack_first=alignment is not None,
     )
+
+
+def aggregate_with(scenario: Scenario, racks: bool | str = False) -> Aggregate:
+    """The aggregate an engine solves for its rack option: ``False`` none, ``True`` O3 (D6) after
+    kept, ``"kafka"`` Kafka's rack-aware order (D7 alignment before kept) where its path applies
+    (R48), and no rack tier where it does not."""
+    if racks == "kafka":
+        from .racks import kafka_rack_path
+
+        alignment = kafka_rack_path(scenario)
+        return aggregate(scenario, alignment=alignment) if alignment is not None else aggregate(scenario)
+    return aggregate(scenario, racks=bool(racks))
 
 
 @dataclass(frozen=True, eq=False)
