@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InvalidScenario, SolverError
 from ..model import Assignment, Scenario
-from .aggregate import Aggregate, aggregate, aggregate_with, cooperative_round, expand, owner_array, tiers, to_assignment
+from .aggregate import Aggregate, aggregate_with, cooperative_round, expand, owner_array, tiers, to_assignment
 from .claims import NO_MEMBER
 from .flow import certified_solution, uniform_quota
 from .result import Objective, SolveResult, check_balance_mode
