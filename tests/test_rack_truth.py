@@ -196,3 +196,16 @@ def test_kafka_rack_order_differs_from_rack_after_kept():
     kafka, after = solve_flow(s, racks="kafka"), solve_flow(s, racks=True)
     assert (kafka.objective.kept, kafka.objective.rack_local) == (0, 4)
     assert (after.objective.kept, after.objective.rack_local) == (4, 0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(small_groups(max_members=4, max_partitions=8, racks=True).filter(lambda s: kafka_rack_path(s) is not None),
+       st.sampled_from(["sticky", "cooperative-sticky", "sticky@3.4"]))
+def test_a_valid_grade_on_the_rack_path_never_scores_above_one(scenario, assignor):
+    if assignor != "cooperative-sticky" and scenario.protocol == "cooperative":
+        return  # R36: an eager-only assignor never leads a cooperative group
+    g = grade_assignor(scenario, assignor)
+    if g.valid:
+        assert g.notion.endswith("+racks") == (assignor != "sticky@3.4")
+        assert g.optimal_kept is not None and g.kept <= g.optimal_kept and 0.0 <= g.stickiness <= 1.0
+        assert len(g.unnecessary) >= g.optimal_kept - g.kept
