@@ -34,6 +34,7 @@ LAYERS: dict[str, set[str]] = {
     "hunt": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},
+    "explain": BASE | {"importers", "assignors", "lookup", "grading", "oracle"},  # two looks at a group, judged
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
     "_entry": {"cli"},  # the console script: imports the command line under its Ctrl-C rule

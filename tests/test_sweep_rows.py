@@ -24,10 +24,9 @@ from stickyproof.sweep.compare import compare_runs
 from stickyproof.sweep.findings import collect_findings, error_kind, parse_hazards
 from stickyproof.sweep.job import _spark_message, map_slots
 from stickyproof.sweep.plan import Task, plan_chunks
-from stickyproof.sweep.report import write_report
 from stickyproof.sweep.rows import TaskParams, adversarial_task, grade_scenario_row, scenario_hash
 from stickyproof.sweep.store import SweepDir, read_table
-from stickyproof.sweep.summary import cause_of, load_frames, summarize, summarize_frame
+from stickyproof.sweep.summary import cause_of, summarize
 from stickyproof.sweep.triage import shrink
 
 REQUIRED = [
@@ -238,22 +237,6 @@ def test_findings_split_known_hazards_kafka_bugs_and_unexpected():
     assert parse_hazards("a:K1,b:K2") == [("a", "K1"), ("b", "K2")] and error_kind("row: X: y") == "error:row:X"
 
 
-def test_report_opens_with_the_table_then_three_plots_then_triage(tmp_path):
-    out = SweepDir(tmp_path / "run")
-    write_chunk(out, "c1", rows_of(0, 12, "a", bad=frozenset({2}), hazard="K1") + rows_of(0, 12, "b", stickiness=0.8))
-    rebalances, histories = load_frames(out.root)
-    summary = summarize_frame(out.root, rebalances, histories)
-    failing = rebalances[rebalances["valid"] == False]  # noqa: E712
-    findings = collect_findings(failing.to_dict("records"), histories.to_dict("records"))
-    path = write_report(out, summary, rebalances, histories, findings, [], {"source": "histories"})
-    text = path.read_text()
-    assert path == out.root / "report.html" and text.count("data:image/png;base64,") == 3
-    assert text.index("<table") < text.index("stickiness</em> is") < text.index("Stickiness distribution")
-    assert text.index("Cumulative moves") < text.index("Assign time against group size") < text.index("Triage")
-    assert "known Kafka hazards reproduced (1)" in text and "unexpected failures (0)" in text
-    assert "src='http" not in text and "<script" not in text  # nothing loaded from elsewhere
-
-
 def test_compare_finds_regressions_and_improvements_by_content(tmp_path):
     a, b = SweepDir(tmp_path / "a"), SweepDir(tmp_path / "b")
     write_chunk(a, "c1", rows_of(0, 6, "x", stickiness=0.9, bad=frozenset({4})))
@@ -338,30 +321,6 @@ def test_sweep_command_rejects_bad_arguments_before_starting_spark(tmp_path, cap
     assert "InvalidSpace" in capsys.readouterr().err
     assert main(["sweep", "--count", "3", "--space", "members=2", "--out", str(tmp_path / "o")]) == 2
     assert "--space shapes the adversarial sampler" in capsys.readouterr().err
-
-
-def test_report_fits_1400_px_in_headless_chromium(tmp_path):
-    """scripts/check_report.py's probe on a report with long replay commands and many assignors."""
-    import importlib.util
-    import shutil
-
-    spec = importlib.util.spec_from_file_location("check_report", Path(__file__).parent.parent / "scripts" / "check_report.py")
-    check_report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check_report)
-    browser = check_report.find_browser(None)
-    if browser is None or shutil.which(browser) is None and not Path(browser).exists():
-        pytest.skip("no Chromium on this machine")
-    out = SweepDir(tmp_path / ("a-rather-long-directory-name-" * 4))
-    rows = [r for i, name in enumerate(("cooperative-sticky@3.5.1", "range", "sticky@2.2", "x" * 60))
-            for r in rows_of(i, 8, name, bad=frozenset({1, 5}))]
-    write_chunk(out, "c1", rows)
-    rebalances, histories = load_frames(out.root)
-    failing = rebalances[rebalances["valid"] == False]  # noqa: E712
-    findings = collect_findings(failing.to_dict("records"), histories.to_dict("records"))
-    path = write_report(out, summarize_frame(out.root, rebalances, histories), rebalances, histories, findings, [],
-                        {"source": "histories"})
-    result = check_report.check(path, 1400, browser)
-    assert result["scrollWidth"] <= 1400 and result["offenders"] == [], result
 
 
 def test_summary_lines_show_long_assignor_names_whole_within_120_columns(tmp_path):

@@ -6,7 +6,7 @@ inside a solver's C code). Only the ``StickyproofError`` family is caught; anyth
 and shows its traceback.
 
 One module per command family (``wire``, ``scenarios``, ``sweep``, ``assign``, ``simulate``,
-``solve``, ``grade``, ``hunt``, ``importing``, ``prove``), each command one ``add_<name>(subparsers)`` function registering
+``solve``, ``grade``, ``hunt``, ``importing``, ``explain``, ``prove``), each command one ``add_<name>(subparsers)`` function registering
 its parser and a handler that parses, makes one library call and renders; ``COMMANDS`` lists them
 in the order ``--help`` shows them. Limits are spelled as ``grading.Limits`` names them
 (``--assignor-seconds``, ``--z3-query-seconds``, ...; ``_common.add_limit_flags``). Heavy
@@ -21,7 +21,7 @@ from typing import Callable
 
 from .. import __version__
 from ..errors import StickyproofError
-from . import assign, grade, hunt, importing, prove, scenarios, simulate, solve, sweep, wire
+from . import assign, explain, grade, hunt, importing, prove, scenarios, simulate, solve, sweep, wire
 from . import _common, interrupts
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -42,6 +42,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     grade.add_grade,
     hunt.add_hunt,
     importing.add_import,
+    explain.add_explain,
     prove.add_prove,
 ]
 

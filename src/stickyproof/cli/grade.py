@@ -94,12 +94,20 @@ def _witness(invariant: str, w: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in w.items())[:80]
 
 
+NOT_A_MEMBER = "not a member of the group"
+"""How the verdict line names an ``unsubscribed`` witness whose member is not in the group (``in_group`` false)."""
+
+
 def verdict_line(valid: bool, violations: list[dict[str, Any]]) -> str:
     if valid:
         return "valid"
     seen: dict[str, str] = {}
     for v in violations:
-        seen.setdefault(v["invariant"], _witness(v["invariant"], v.get("witness") or {}))
+        witness = v.get("witness") or {}
+        # An id the group does not have (a member that left, or came back under a new member id) is
+        # no subscription problem: say so, rather than calling it "unsubscribed".
+        name = NOT_A_MEMBER if v["invariant"] == "unsubscribed" and witness.get("in_group") is False else v["invariant"]
+        seen.setdefault(name, _witness(v["invariant"], witness))
     return "INVALID: " + "; ".join(f"{name} ({w})" if w else name for name, w in seen.items())
 
 

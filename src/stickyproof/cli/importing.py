@@ -143,33 +143,31 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 def _cmd_describe(args: argparse.Namespace) -> int:
     from ..importers import DescribeOptions, import_describe
 
-    _check_arguments(args)
+    check_arguments(args)
     if args.input == "-" and args.topics == "-":
         raise InvalidScenario("--topics", "standard input can hold only one of OUTPUT and --topics")
     options = DescribeOptions(
         group=args.group,
-        partitions={k: _int_value(v, "--partitions", k) for k, v in _pairs(args.partitions, "--partitions", "TOPIC=N")},
-        broker_racks={_int_value(k, "--broker-rack", k): v for k, v in _pairs(args.broker_rack, "--broker-rack", "ID=RACK")},
-        member_racks=dict(_pairs(args.member_rack, "--member-rack", "ID=RACK")),
+        **metadata_options(args),
         assignor=args.assignor,
         protocol=args.protocol,
         version=args.subscription_version,
         generation=args.generation,
-        subscribe=None if args.subscribe is None else tuple(t.strip() for t in args.subscribe.split(",") if t.strip()),
+        subscribe=subscribed_topics(args),
         subscribe_all=args.subscribe_all,
         target=args.target,
         name=args.name,
     )
     _check_outputs(args)
-    text = _read_text(args.input, "OUTPUT")
-    topics = None if args.topics is None else _read_text(args.topics, "--topics")
+    text = read_text(args.input, "OUTPUT")
+    topics = None if args.topics is None else read_text(args.topics, "--topics")
     return _emit(import_describe(text, topics, options), args, "kafka-consumer-groups.sh output")
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
     from ..importers import import_capture, read_capture
 
-    _check_arguments(args)
+    check_arguments(args)
     _check_outputs(args)
     doc = read_capture(_read_bytes(args.input, "CAPTURE"), "standard input" if args.input == "-" else args.input)
     return _emit(import_capture(doc, protocol=args.protocol, name=args.name), args, "capture")
@@ -179,7 +177,22 @@ def _cmd_capture(args: argparse.Namespace) -> int:
 # input
 
 
-def _check_arguments(args: argparse.Namespace) -> None:
+def metadata_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--partitions``, ``--broker-rack`` and ``--member-rack`` as the importers' option fields
+    (``partitions``, ``broker_racks``, ``member_racks``): shared by ``import describe`` and ``explain``."""
+    return {
+        "partitions": {k: _int_value(v, "--partitions", k) for k, v in _pairs(args.partitions, "--partitions", "TOPIC=N")},
+        "broker_racks": {_int_value(k, "--broker-rack", k): v for k, v in _pairs(args.broker_rack, "--broker-rack", "ID=RACK")},
+        "member_racks": dict(_pairs(args.member_rack, "--member-rack", "ID=RACK")),
+    }
+
+
+def subscribed_topics(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """``--subscribe T1,T2`` as a tuple of topics (None when not given)."""
+    return None if args.subscribe is None else tuple(t.strip() for t in args.subscribe.split(",") if t.strip())
+
+
+def check_arguments(args: argparse.Namespace) -> None:
     """An argument with bytes that are not UTF-8 reaches Python as lone surrogates, which no file can hold."""
     for name, value in vars(args).items():
         for item in value if isinstance(value, list) else [value]:
@@ -218,7 +231,7 @@ def _read_bytes(ref: str, what: str) -> bytes:
         raise InvalidScenario(what, f"{ref}: cannot read ({exc.strerror or exc})") from None
 
 
-def _read_text(ref: str, what: str) -> str:
+def read_text(ref: str, what: str) -> str:
     data = _read_bytes(ref, what)
     try:
         return data.decode("utf-8-sig")

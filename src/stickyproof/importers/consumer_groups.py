@@ -229,8 +229,10 @@ def read_consumer_groups(text: str, *, group: str | None = None) -> DescribedGro
     if state_rows:
         strategy = state_rows[-1]["ASSIGNMENT-STRATEGY"].text or None
         state = state_rows[-1]["STATE"].text or None
-    kip848 = any(
-        label in t.labels for t in tables for label in ("CURRENT-EPOCH", "GROUP-EPOCH")
+    # From 4.0 the verbose tables have epoch columns for every group, but a classic group prints
+    # "-" there (and "-" for TARGET-ASSIGNMENT): only an epoch value marks a consumer-protocol group.
+    kip848 = any(m.epoch is not None for m in members) or any(
+        _epoch(row.get("GROUP-EPOCH"), "GROUP-EPOCH") is not None for row in state_rows
     )
     return DescribedGroup(
         name=name,

@@ -29,6 +29,8 @@ __all__ = [
     "REBALANCE_COLUMNS",
     "HISTORY_COLUMNS",
     "COLUMNS",
+    "DESCRIPTIONS",
+    "columns_page",
     "arrow_schema",
     "empty_row",
     "coerce",
@@ -176,6 +178,121 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("replay", "str"),
 )
 
+#: One line per column: what a reader of the Parquet rows needs to know (``docs/columns.md`` is
+#: rendered from this, ``python -m stickyproof.sweep.columns``; a test fails when a column written
+#: has no line here, or a line names no column). Units and nulls are stated where they are not obvious.
+DESCRIPTIONS: dict[str, str] = {
+    # keys
+    "kind": "`rebalance` (one graded leader input) or `history` (one history run's measures)",
+    "source": "`histories` (rows from group histories run through the protocol) or `adversarial` (sampled groups)",
+    "seed": "the sweep's seed; with `index`, it reproduces the history or the sampled group",
+    "index": "the history's (or sampled group's) number within the seed",
+    "rebalance": "the rebalance's number within its history (1, 2, ..., follow-ups included); 0 for a sampled group; null on a history row",
+    "assignor": "the assignor's name as the sweep was given it (`sticky`, `cooperative-sticky@2.4`, `exec:...`)",
+    # where the row comes from
+    "scale": "the history's size preset (`small`, `medium`, `large`, ...)",
+    "event": "the last history event before the rebalance started (the cause a person would name, e.g. `c3 joins (t0)`)",
+    "event_tick": "the simulator tick of that event",
+    "trigger": "the coordinator's own reason for starting the rebalance (`c3 joined`, `c2's session expired`)",
+    "follow_up": "true when a cooperative member's rejoin after revoking started it (R38): it completes an earlier rebalance",
+    "generation": "the generation the leader assigned for",
+    "epoch": "the coordinator epoch (a fail-over that loses the group's state starts a new one)",
+    "tick": "the simulator tick of the leader's step",
+    "leader": "the member id of the leader that ran the assignor",
+    "committed": "the coordinator stored the answer (false for a failed leader, or one that stalled and ran late)",
+    # the grade
+    "contract": "the assignor's promise of balance (`kafka`, `per-topic`, ...; models/invariants.md §5)",
+    "notion": "the balance notion the optimum `optimal_kept` is computed in",
+    "valid": "the assignor kept every promise of its contract on this rebalance; null when the grading crashed or the row was skipped",
+    "unassigned": "invariant broken: an assignable partition was left unassigned",
+    "duplicate": "invariant broken: a partition was placed twice",
+    "unsubscribed": "invariant broken: a partition went to a member not subscribed to its topic",
+    "nonexistent": "invariant broken: a partition that does not exist was assigned",
+    "imbalance": "invariant broken: the assignment is unbalanced in the contract's own notion",
+    "cooperative_unsafe": "invariant broken: a claimed partition went to a member other than its claimant in one cooperative round",
+    "revoking_unclaimed": "invariant broken: a member was told to revoke a partition it did not claim",
+    "nondeterministic": "invariant broken: the same input gave another answer",
+    "unstable": "invariant broken: the assignor fed its own answer moved partitions again",
+    "violations": "JSON list of the broken invariants with their witnesses (bounded to 2,000 characters)",
+    "contract_balanced": "the settled assignment (after cooperative follow-ups) keeps the contract's balance",
+    "balanced_uniform": "quality: balanced in the `uniform` mode (null unless subscriptions are equal)",
+    "balanced_global": "quality: globally balanced (no chain of moves to subscribers lowers the sum of squared loads; C4)",
+    "balanced_kafka": "quality: Kafka's `verifyValidityAndBalance` (no two members two apart in load hold the same topic; R33)",
+    "balanced_per_topic": "quality: balanced topic by topic (range's promise)",
+    "balanced_pairwise": "quality: Kafka's `isBalanced` (no member holds a topic's partition while a subscriber of it holds two fewer; R30)",
+    "kept": "partitions the assignment leaves with the member that really owned them (per what members held, not what they said)",
+    "optimal_kept": "the most any assignment balanced in the contract's notion keeps (valid rows only); 0 when nothing could be kept",
+    "proven": "`optimal_kept` is proven (CP-SAT OPTIMAL or an exact engine); false: an upper bound",
+    "stickiness": "`kept / optimal_kept`, 0 to 1 (1.0 when the optimum keeps nothing); valid rows only",
+    "unnecessary": "number of partitions the optimum keeps with their owner and the assignor moved",
+    "unnecessary_list": "JSON list of those partitions as `[topic, partition]` (bounded to 2,000 characters)",
+    "moved": "partitions with a current owner that the assignment does not leave with it (reassigned, withheld or dropped)",
+    "owned": "partitions with a current owner before the rebalance",
+    "optimal_moves": "`owned - optimal_kept`: the fewest moves the contract allows",
+    "optimal_kept_global": "quality reference: the most a globally balanced assignment keeps over what members held",
+    "optimal_kept_view": "the same over what the wire let the assignor see (the difference is what the wire version hides)",
+    "grade_follow_ups": "cooperative follow-up rounds the grading replayed to reach the settled assignment",
+    "stability_judged": "the `unstable` invariant was checked (the assignor sees its own history)",
+    "assign_seconds": "the assignor call, in seconds (timing: varies run to run)",
+    "solve_seconds": "the optima's solver time, in seconds (timing: varies run to run)",
+    "grade_seconds": "the whole grading of the row, in seconds (timing: varies run to run)",
+    "error": "`stage: Type: message` of an exception: the assignor's (with a verdict) or the grading's own crash (`valid` null)",
+    "failures": "the verdict's failure kinds, most severe first (`error`, `time-limit`, then invariant ids; grading/failure.py)",
+    "signature": "the first failure's signature (an invariant id, `error:<Type>:<message>`, or `error:<stage>:<Type>` for a crash)",
+    "failing": "the row fails: a broken promise or a crash of its grading (the one definition, grading/failure.py)",
+    "hazards": "`failure:rule` pairs: each failure a known Kafka behaviour explains, and the rule (docs/rules.md)",
+    "hazard_categories": "the categories of those rules (e.g. `hazard`, `kafka-bug`)",
+    "unexpected": "failure kinds no rule explains (comma-separated)",
+    "skipped": "why the row was not graded (an eager-only assignor on a cooperative group, R36); null when graded",
+    # features of the leader's input (scenarios/features.py)
+    "members": "members in the leader's input",
+    "topics": "topics in the leader's metadata",
+    "partitions": "partitions in the leader's metadata",
+    "subscribed_partitions": "assignable partitions: existing partitions of subscribed topics",
+    "subscription": "the subscription shape: `uniform`, `nested`, `disjoint`, `heterogeneous` or `empty`",
+    "empty_subscriptions": "members subscribed to nothing",
+    "versions": "the ConsumerProtocolSubscription versions members speak (comma-separated)",
+    "min_version": "the lowest of those versions (-1 with no member)",
+    "owned_claims": "owned partitions the members claimed, counted per claim",
+    "stale_claimants": "claiming members whose known generation is below the group's highest",
+    "unknown_generation_claimants": "claiming members whose generation is -1 (old clients, reset members)",
+    "contested_partitions": "partitions claimed by more than one member",
+    "double_claims": "partitions claimed by two members of the same known generation (R8)",
+    "deleted_topic_claims": "claims on topics that no longer exist",
+    "past_count_claims": "claims on partition numbers at or past the topic's count (K1)",
+    "unsubscribed_claims": "claims on topics the claimant no longer subscribes to",
+    "racks": "where rack information is: `none`, `members`, `replicas` or `both`",
+    "static_members": "members with a `group.instance.id` (static membership)",
+    "protocol": "the rebalance protocol in force (`eager` or `cooperative`); on a history row, every protocol its rows saw",
+    "scenario_hash": "content hash of the leader's input (compare pairs rows of two sweeps by it)",
+    "scenario": "a failing row's leader input as JSON, with its verdict as a regression file (also in `DIR/failures/`); null otherwise",
+    # history rows
+    "name": "the history's name",
+    "episodes": "the kinds of episode the history was drawn from (comma-separated)",
+    "start_members": "members at the start of the history",
+    "start_partitions": "partitions in the cluster at the start",
+    "rebalances": "rebalances the run recorded (follow-ups included)",
+    "follow_ups": "cooperative follow-up rebalances among them",
+    "committed_rebalances": "rebalances whose answer the coordinator stored",
+    "failing_rows": "the history's failing rebalance rows",
+    "moved_total": "partitions moved, summed over every graded rebalance",
+    "moved_known": "partitions moved, summed over rebalances whose optimum is known",
+    "optimal_moves_known": "the optimum's moves summed over the same rebalances",
+    "known_rows": "rebalances whose optimum is known",
+    "unowned": "partition-rebalances spent unowned: over cooperative rebalances, subscribed partitions the leader gave nobody",
+    "monitor_no_double_consumption": "monitor: no partition is consumed by two members in the same tick (null when not reported)",
+    "monitor_generations_increase": "monitor: within a coordinator epoch, committed generations increase and no member goes back to an older one",
+    "monitor_stable_ownership": "monitor: whenever the group is settled, every subscribed partition is owned by a member",
+    "monitor_cooperative_convergence": "monitor: an all-cooperative group forms at most two generations after the last disturbance",
+    "monitor_no_rebalance_loop": "monitor: at most `loop_bound` generations form after the last disturbance",
+    "monitor_failures": "JSON list of the failed monitors' verdicts with their witnesses (bounded)",
+    "ended": "why the run stopped: `settled`, `max_ticks` or `rebalance loop`",
+    "ticks": "simulator ticks the run took",
+    "run_seconds": "the simulation's time, in seconds (timing: varies run to run)",
+    "history_seconds": "the whole task's time (run and grading), in seconds (timing: varies run to run)",
+    "replay": "the simulation document that replays a history with a failure (also in `DIR/histories/`); null otherwise",
+}
+
 #: Every column once, in output order: keys, the rebalance columns, then the history ones
 #: (``error`` is shared).
 _KINDS: dict[str, str] = {}
@@ -257,3 +374,60 @@ def with_failing(row: dict[str, Any]) -> dict[str, Any]:
     if isinstance(row, dict) and row.get("kind") == REBALANCE:  # anything else fails its Arrow batch later
         row["failing"] = is_failing(row)
     return row
+
+
+_KIND_NAMES = {"int": "int64", "float": "double", "bool": "bool", "str": "string"}
+
+
+def columns_page() -> str:
+    """``docs/columns.md``: every column of ``COLUMNS`` with its Arrow type and ``DESCRIPTIONS`` line,
+    rendered here so the page cannot drift from the writer (tests/test_columns_doc.py compares them).
+    A column without a description renders as ``UNDOCUMENTED`` rather than failing, so the page can
+    be regenerated and the test names what is missing."""
+    def table(columns: tuple[tuple[str, str], ...]) -> list[str]:
+        lines = ["| column | type | meaning |", "| --- | --- | --- |"]
+        seen = set()
+        for name, kind in columns:
+            if name in seen:
+                continue
+            seen.add(name)
+            lines.append(f"| `{name}` | {_KIND_NAMES[kind]} | {DESCRIPTIONS.get(name, 'UNDOCUMENTED')} |")
+        return lines
+
+    rebalance = tuple(c for c in REBALANCE_COLUMNS if c[0] not in dict(KEY_COLUMNS))
+    history = tuple(c for c in HISTORY_COLUMNS if c[0] not in dict(KEY_COLUMNS + REBALANCE_COLUMNS))
+    out = [
+        "# The sweep's Parquet columns",
+        "",
+        "<!-- Generated from src/stickyproof/sweep/columns.py (DESCRIPTIONS); do not edit by hand.",
+        "     Regenerate: python -m stickyproof.sweep.columns > docs/columns.md -->",
+        "",
+        f"Every row of `DIR/grades` has the same {len(COLUMNS)} columns, in this order; a column a row's",
+        "kind does not fill is null. `kind` tells the two kinds apart: `rebalance` (one graded leader",
+        "input) and `history` (one history run). Read them with `pyarrow.dataset` or",
+        "`spark.read.parquet(DIR/grades)` (which adds the `chunk` column of the directory layout);",
+        "docs/sweep.md says what the sweep does with them. The key of a row is (`seed`, `index`,",
+        "`rebalance`, `assignor`). The timing columns (`*_seconds`) differ from run to run by nature.",
+        "",
+        "## Key (every row)",
+        "",
+        *table(KEY_COLUMNS),
+        "",
+        "## Rebalance rows",
+        "",
+        "A history row fills `scale`, `protocol` and `error` (a crashed run) of these too.",
+        "",
+        *table(rebalance),
+        "",
+        "## History rows",
+        "",
+        *table(history),
+        "",
+    ]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # python -m stickyproof.sweep.columns > docs/columns.md
+    import sys
+
+    sys.stdout.write(columns_page())

@@ -1,11 +1,15 @@
 """``DIR/report.html``: one self-contained page (figures as base64 PNGs) a person opens in a browser.
 
-In order: the summary table (one line per assignor) and what it means in two sentences; three
-figures (stickiness distribution per assignor; cumulative moves over one history against the
-optimum; assign time against group size on log axes); then triage -- the findings by section
-(known Kafka hazards, Kafka bugs on reachable states, historical incidents, unexpected failures),
-each with its replay command. Drawn with matplotlib's Agg backend from the rows' columns only.
-The page is laid out to fit 1,400 px: tables wrap long cells, figures scale down.
+In order: the verdict, one line per assignor in words (what it graded, what failed by kind); the
+summary table and what it means; stickiness as an ECDF per assignor over the rebalances where a
+move was possible (an optimum that keeps nothing says nothing about stickiness); the worst
+rebalances (failing first, then the most unnecessary moves) with a copyable replay command each;
+cumulative moves over one history against the optimum; assign time against group size; then triage
+-- the findings by section (known Kafka hazards, Kafka bugs on reachable states, historical
+incidents, unexpected failures), each with its replay command. Drawn with matplotlib's Agg backend
+from the rows' columns only, every legend outside its axes. Laid out for windows from 1,000 to
+1,400 px: tables wrap their cells (a box of their own scrolls only as a last resort), figures scale
+down; tests/test_report.py measures both widths in headless Chromium.
 """
 
 from __future__ import annotations
@@ -20,16 +24,25 @@ from .findings import SECTIONS, TITLES, Finding
 from .store import SweepDir, _write_atomic
 from .summary import Summary, SummaryLine
 
-__all__ = ["write_report", "SUMMARY_HEADERS", "summary_cells"]
+__all__ = ["write_report", "SUMMARY_HEADERS", "summary_cells", "FIGURES", "WORST"]
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1340px;padding:0 1em;
-color:#222;overflow-wrap:break-word}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.85em;max-width:100%}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f3f3f3;vertical-align:bottom}td.l,th.l{text-align:left}table.summary td{white-space:nowrap}table.summary td:first-child{white-space:normal;overflow-wrap:anywhere;min-width:15em}
-code{background:#f4f4f4;padding:1px 4px;border-radius:3px;word-break:break-all;white-space:pre-wrap}
-img{max-width:100%;height:auto}.muted{color:#777}table.findings td{overflow-wrap:anywhere}table.findings td:last-child{min-width:26em}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1em auto;max-width:1340px;padding:0 1em;
+color:#222;overflow-wrap:break-word;line-height:1.35}
+h1{font-size:1.5em;margin:.3em 0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+.box{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;font-size:.82em;max-width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
+th{background:#f3f3f3;vertical-align:bottom;font-weight:600}td.l,th.l{text-align:left}
+table.summary{width:100%}table.summary th,table.summary td:first-child{overflow-wrap:anywhere}
+table.summary td{white-space:nowrap}table.summary td:first-child{white-space:normal;min-width:8em}
+code{background:#f4f4f4;padding:1px 4px;border-radius:3px;word-break:break-all;white-space:pre-wrap;user-select:all}
+img{max-width:100%;height:auto;display:block}.muted{color:#666}
+table.findings td,table.worst td{overflow-wrap:anywhere}table.findings td:last-child,table.worst td:last-child{min-width:18em}
+#verdict{border:2px solid #888;border-radius:6px;padding:.4em 1em;margin:.6em 0 1em;background:#fafafa}
+#verdict h2{margin:.2em 0 .3em;border:0}#verdict ul{margin:.2em 0;padding-left:1.2em}
+#verdict li{margin:.15em 0}#verdict li.fail{color:#a00}
+@media (max-width:1100px){body{padding:0 .5em}table{font-size:.78em}td,th{padding:2px 4px}}
 """
 
 SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-balanced %", "stickiness p50",
@@ -60,18 +73,86 @@ def _png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _stickiness(ax: Any, frame: Any, assignors: list[str]) -> None:
-    ok = frame[frame["valid"] == True]  # noqa: E712
-    data = [ok.loc[ok["assignor"] == a, "stickiness"].dropna().to_numpy() for a in assignors]
-    if any(len(d) for d in data):
-        ax.boxplot([d if len(d) else [float("nan")] for d in data], tick_labels=assignors, showmeans=True,
-                   showfliers=True, flierprops={"markersize": 2})
-    ax.set_ylabel("stickiness (kept / contract optimum)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title("Stickiness per assignor, valid rebalances (box 25-75 %, triangle = mean)")
-    import matplotlib.pyplot as plt
+def _verdicts(summary: Summary, rebalances: Any = None) -> list[str]:
+    """One verdict line per assignor, in words: rebalances graded and, when some failed, how many by
+    failure kind (the rows' ``failures`` column, written by the one failure definition; a failing row
+    without one is a crash of the grading, never the assignor's). Stands in for the summary's own
+    verdict wording, which should replace it (one call site, ``write_report``)."""
+    kinds: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    if rebalances is not None and len(rebalances) and "failures" in rebalances:
+        run = rebalances[rebalances["skipped"].isna()]
+        # graded, or failing without a verdict (the grading crashed): every rebalance the line speaks of
+        judged = run[run["valid"].notna() | (run["failing"] == True)]  # noqa: E712
+        totals = {str(k): int(v) for k, v in judged["assignor"].value_counts().items()}
+        frame = run[run["failing"] == True]  # noqa: E712
+        for assignor, failures in zip(frame["assignor"], frame["failures"]):
+            mine = kinds.setdefault(str(assignor), {})
+            for kind in (failures.split(",") if isinstance(failures, str) and failures else ["grading crashed"]):
+                mine[kind] = mine.get(kind, 0) + 1
+    lines = []
+    for line in summary.overall():
+        total = totals.get(line.assignor, line.rows)
+        graded = (f"{total:,} rebalance{'s' if total != 1 else ''} "
+                  f"({line.histories:,} histor{'ies' if line.histories != 1 else 'y'})")
+        if not line.failing:
+            lines.append(f"{line.assignor}: kept every promise on {line.rows:,} of {graded}")
+            continue
+        mine = kinds.get(line.assignor, {})
+        by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(mine.items(), key=lambda kv: (-kv[1], kv[0])))
+        text = f"{line.assignor}: {line.failing:,} of {graded} failed"
+        if by_kind:
+            text += f": {by_kind}"
+        if line.unexpected:
+            text += f" ({line.unexpected:,} unexpected)"
+        lines.append(text)
+    return lines
 
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+
+def _moves_possible(frame: Any) -> Any:
+    """Valid rows whose optimum keeps something: where a move was avoidable, so stickiness says something
+    (an optimum keeping nothing makes every assignor's stickiness 1.0)."""
+    ok = frame[(frame["valid"] == True) & frame["stickiness"].notna()]  # noqa: E712
+    return ok[ok["optimal_kept"].fillna(0) > 0]
+
+
+_STYLES = ("-", "--", "-.", ":")
+
+
+def _name(assignor: str, width: int = 36) -> str:
+    """An assignor's name short enough for a legend (an ``exec:`` command line would shrink the figure)."""
+    return assignor if len(assignor) <= width else assignor[: width - 1] + "…"
+
+
+def _legend(ax: Any) -> None:
+    """The legend right of the axes, never over a line."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def _stickiness(ax: Any, frame: Any, assignors: list[str]) -> None:
+    import numpy as np
+
+    ok = _moves_possible(frame)
+    drawn = 0
+    for i, a in enumerate(assignors):
+        values = np.sort(ok.loc[ok["assignor"] == a, "stickiness"].to_numpy(dtype=float))
+        if not len(values):
+            continue
+        share = np.arange(1, len(values) + 1) / len(values) * 100.0
+        ax.step(np.concatenate(([0.0], values)), np.concatenate(([0.0], share)), where="post", color=f"C{i % 10}",
+                linestyle=_STYLES[(i // 10) % len(_STYLES)], linewidth=1.4,
+                label=f"{_name(a)} (n={len(values):,}, median {float(np.median(values)):.3f})")
+        drawn += 1
+    if not drawn:
+        ax.text(0.5, 0.5, "no valid rebalance where a move was possible", ha="center", transform=ax.transAxes)
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(0, 101)
+    ax.set_xlabel("stickiness: partitions kept / the most a balanced assignment keeps (1 = optimal)")
+    ax.set_ylabel("rebalances with stickiness at or below x (%)")
+    ax.set_title("Stickiness ECDF per assignor (valid rebalances where the optimum keeps something)")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
 
 
 def _pick_history(frame: Any) -> tuple[int, int] | None:
@@ -85,6 +166,9 @@ def _pick_history(frame: Any) -> tuple[int, int] | None:
 
 
 def _cumulative(ax: Any, frame: Any, assignors: list[str]) -> None:
+    """Each assignor's cumulative moves (solid) and the optimum's (dashed, black): assignors whose
+    optimum is the same series (one contract notion) share one line naming them all, so no two
+    optimum lines lie on top of each other."""
     current = [a for a in assignors if "@" not in a]
     if current and len(current) < len(assignors):  # historical releases would crowd the lines out
         assignors = current
@@ -95,55 +179,144 @@ def _cumulative(ax: Any, frame: Any, assignors: list[str]) -> None:
         return
     seed, index = chosen
     mine = frame[(frame["seed"] == seed) & (frame["index"] == index)]
+    optima: dict[tuple[tuple[int, int], ...], list[str]] = {}
     for i, a in enumerate(assignors):
         rows = mine[mine["assignor"] == a].sort_values("rebalance")
         rows = rows[rows["optimal_moves"].notna() & rows["moved"].notna()]
         if rows.empty:
             continue
-        color = f"C{i % 10}"
-        ax.step(rows["rebalance"], rows["moved"].cumsum(), where="post", color=color, label=f"{a} moved")
-        ax.step(rows["rebalance"], rows["optimal_moves"].cumsum(), where="post", color=color, linestyle=":",
-                label=f"{a} optimum")
-    ax.set_xlabel(f"rebalance of history seed {seed} index {index}")
-    ax.set_ylabel("partitions moved, cumulative")
-    ax.set_title("Cumulative moves over a history (solid) against the per-rebalance optimum (dotted)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.step(rows["rebalance"], rows["moved"].cumsum(), where="post", color=f"C{i % 10}",
+                linestyle=_STYLES[(i // 10) % len(_STYLES)], label=f"{_name(a)} moved")
+        series = tuple(zip(rows["rebalance"].astype(int), rows["optimal_moves"].cumsum().astype(int)))
+        optima.setdefault(series, []).append(a)
+    for j, (series, names) in enumerate(sorted(optima.items(), key=lambda kv: kv[1])):
+        x, y = zip(*series)
+        ax.step(x, y, where="post", color="black", linewidth=1.0, alpha=0.8,
+                linestyle=(0, (1 + 2 * j, 2)), label=f"optimum for {', '.join(map(_name, names))}")
+    scale = mine["scale"].dropna()
+    ax.set_xlabel(f"rebalance number in history seed {seed} index {index}"
+                  + (f" ({scale.iloc[0]})" if len(scale) else ""))
+    ax.set_ylabel("partitions moved, cumulative (count)")
+    ax.set_title("Cumulative moves over one history (solid) against the optimum (black, dashed)")
+    ax.grid(True, alpha=0.3)
+    _legend(ax)
 
 
 def _assign_time(ax: Any, frame: Any, assignors: list[str]) -> None:
+    markers = "o^sDv<>p*h"
     for i, a in enumerate(assignors):
         rows = frame[(frame["assignor"] == a) & frame["assign_seconds"].notna() & (frame["subscribed_partitions"] > 0)]
         if len(rows):
-            ax.scatter(rows["subscribed_partitions"], rows["assign_seconds"].clip(lower=1e-6) * 1000, s=6,
-                       alpha=0.6, color=f"C{i % 10}", label=a)
+            ax.scatter(rows["subscribed_partitions"], rows["assign_seconds"].clip(lower=1e-6) * 1000, s=8,
+                       alpha=0.6, color=f"C{i % 10}", marker=markers[(i // 10) % len(markers)], label=_name(a))
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("subscribed partitions (log)")
-    ax.set_ylabel("assign time, ms (log)")
+    ax.set_xlabel("subscribed partitions (count, log scale)")
+    ax.set_ylabel("assign time (ms, log scale)")
     ax.set_title("Assign time against group size")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, alpha=0.3, which="major")
+    _legend(ax)
 
 
-def _figures(frame: Any) -> list[tuple[str, str]]:
+FIGURES = (
+    ("stickiness", "Stickiness per assignor (ECDF)", _stickiness),
+    ("cumulative", "Cumulative moves over a history against the optimum", _cumulative),
+    ("assign-time", "Assign time against group size", _assign_time),
+)
+
+
+def _figures(frame: Any) -> dict[str, tuple[str, str]]:
+    """{figure id: (title, data URI)}, empty when there is no row."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     if frame is None or not len(frame):
-        return []
+        return {}
     frame = frame[frame["skipped"].isna()]
     assignors = sorted(frame["assignor"].unique())
-    out = []
-    for title, draw, size in (("Stickiness distribution per assignor", _stickiness, (max(7, 1.1 * len(assignors)), 4)),
-                              ("Cumulative moves over a history against the optimum", _cumulative, (9, 4.5)),
-                              ("Assign time against group size", _assign_time, (9, 4.5))):
-        fig, ax = plt.subplots(figsize=size)
+    out = {}
+    for key, title, draw in FIGURES:
+        fig, ax = plt.subplots(figsize=(8.5, 4.2))
         draw(ax, frame, assignors)
-        out.append((title, _png(fig)))
+        out[key] = (title, _png(fig))
     return out
+
+
+#: Rows of the worst-rebalances table.
+WORST = 15
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None or value != value else int(value)
+
+
+def _worst_rows(rebalances: Any, n: int = WORST) -> list[dict[str, Any]]:
+    """The ``n`` worst graded rebalances: failing ones first, then the most unnecessary moves; ties by
+    key, so the table is the same every run. Rows with neither are left out."""
+    if rebalances is None or not len(rebalances):
+        return []
+    frame = rebalances[rebalances["skipped"].isna()]
+    frame = frame[(frame["failing"] == True) | (frame["unnecessary"].fillna(0) > 0)]  # noqa: E712
+    records = frame.to_dict("records")
+    records.sort(key=lambda r: (not bool(r.get("failing")), -(_int(r.get("unnecessary")) or 0), str(r["assignor"]),
+                                int(r["seed"]), int(r["index"]), _int(r.get("rebalance")) or 0))
+    return records[:n]
+
+
+def _replay(out: SweepDir, row: dict[str, Any], params: dict[str, Any]) -> str:
+    """The command that replays ``row``'s rebalance: its failure file graded (a failing row), else its
+    history simulated (the sweep's document, written to ``DIR/histories/`` when no failure did), else
+    (a sampled group) the group written to ``DIR/worst/`` and graded."""
+    from .rows import ADVERSARIAL, history_document, sample_scenario
+    from .store import failure_file_name, history_file_name
+    from .triage import replay_command
+
+    seed, index, assignor = int(row["seed"]), int(row["index"]), str(row["assignor"])
+    failure = out.failures / failure_file_name(seed, index, _int(row.get("rebalance")), assignor)
+    if row.get("failing") and failure.exists():
+        return replay_command("grade", failure, assignor)
+    from ..model import dump_json, scenario_to_dict
+
+    if row.get("source") == ADVERSARIAL:
+        path = out.root / "worst" / failure_file_name(seed, index, 0, assignor)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, dump_json(scenario_to_dict(sample_scenario(seed, index, params.get("space") or ())))
+                          + "\n")
+        return replay_command("grade", path, assignor)
+    path = out.histories / history_file_name(seed, index, assignor)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, dump_json(history_document(seed, index, str(row.get("scale")), assignor)) + "\n")
+    return replay_command("simulate", path, assignor)
+
+
+def _worst(out: SweepDir, rebalances: Any, params: dict[str, Any]) -> str:
+    rows = []
+    for r in _worst_rows(rebalances):
+        try:
+            command = f"<code>{html.escape(_replay(out, r, params))}</code>"
+        except Exception as exc:  # noqa: BLE001 - one row without a replay must not lose the report
+            command = f"<span class=muted>no replay: {html.escape(type(exc).__name__)}: {html.escape(str(exc)[:200])}</span>"
+        moved, optimum = _int(r.get("moved")), _int(r.get("optimal_moves"))
+        failures = r.get("failures") if isinstance(r.get("failures"), str) else ("grading crashed" if r.get("failing")
+                                                                                else "")
+        rows.append((html.escape(str(r["assignor"])),
+                     html.escape(f"seed {int(r['seed'])} index {int(r['index'])}"
+                                 + (f" ({r['scale']})" if isinstance(r.get("scale"), str) else "")),
+                     str(_int(r.get("rebalance")) if _int(r.get("rebalance")) is not None else "-"),
+                     html.escape(str(r.get("event") or "")),
+                     _f(_int(r.get("unnecessary"))),
+                     f"{_f(moved)} / {_f(optimum)}",
+                     html.escape(failures.replace(",", ", ")),
+                     command))
+    if not rows:
+        return "<p class=muted>no failing rebalance and no unnecessary move</p>"
+    return ("<div class=box>" + _table(("assignor", "history", "rebalance", "event before it", "unnecessary moves",
+                                        "moved / optimum", "failures", "replay"), rows, left=(0, 1, 3, 6, 7),
+                                       cls="worst") + "</div>")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,), cls: str = "") -> str:
@@ -188,16 +361,35 @@ def _findings(findings: Sequence[Finding], cases: Sequence[Any]) -> str:
 
 def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: Any, findings: Sequence[Finding],
                  cases: Sequence[Any], params: dict[str, Any]) -> Path:
-    """Write ``DIR/report.html`` and return its path."""
+    """Write ``DIR/report.html`` and return its path (and, for the worst rebalances, any replay
+    document the sweep did not keep: ``_replay``)."""
     figures = _figures(rebalances)
     table = _table(SUMMARY_HEADERS, [tuple(html.escape(c) for c in summary_cells(line)) for line in summary.lines],
                    cls="summary")
     counts = {s: sum(1 for f in findings if f.section == s) for s in SECTIONS}
+    verdicts = _verdicts(summary, rebalances)
+    failed = [line.assignor + ":" for line in summary.overall() if line.failing]
+    items = "".join(f"<li{' class=fail' if any(v.startswith(name) for name in failed) else ''}>{html.escape(v)}</li>"
+                    for v in verdicts) or "<li>no graded rebalance</li>"
+    findings_line = ", ".join(f"<a href='#triage'>{counts[s]} {html.escape(TITLES[s])}</a>" for s in SECTIONS)
+
+    def figure(key: str) -> str:
+        if key not in figures:
+            return ""
+        title, uri = figures[key]
+        return f"<h2 id={key}>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='{uri}'>"
+
     parts = [
-        "<!doctype html><html><head><meta charset=utf-8><title>stickyproof sweep report</title>",
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        "<meta name=viewport content='width=device-width, initial-scale=1'><title>stickyproof sweep report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>stickyproof sweep report</h1>",
-        table,
+        "<section id=verdict><h2>Verdict</h2>",
+        f"<ul>{items}</ul>",
+        f"<p>Findings: {findings_line}. <a href='#worst'>Worst rebalances</a> · <a href='#stickiness'>stickiness</a>"
+        " · <a href='#summary'>the table</a></p></section>",
+        "<h2 id=summary>Summary</h2>",
+        f"<div class=box>{table}</div>",
         "<p>Each line grades one assignor on every rebalance of every history: <em>valid %</em> is the share "
         "where it kept every promise of its own contract (range: per-topic balance; round robin: balance on equal "
         "subscriptions; the sticky family: Kafka's balance), and <em>stickiness</em> is the share of what members "
@@ -205,15 +397,25 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
         "the best possible, never above). A failure is a broken promise; the sections below say which failures are "
         f"known Kafka hazards ({counts['hazard']}), real Kafka bugs on reachable states ({counts['kafka-bug']}), "
         f"historical incidents ({counts['historical']}) and unexpected ({counts['unexpected']}).</p>",
+        figure("stickiness"),
+        "<p class=muted>Read it from the right: the height of a line just left of 1 is the share of rebalances "
+        "where the assignor kept less than it could; a line that stays at 0 until 1 is optimal everywhere. "
+        "Rebalances where the optimum keeps nothing (every move forced) are left out, as are invalid ones.</p>",
+        f"<h2 id=worst>Worst rebalances (at most {WORST})</h2>",
+        "<p class=muted>Failing rebalances first, then the most unnecessary moves (partitions an optimal "
+        "assignment keeps with their owner and the assignor moved). <em>grade</em> replays the leader's input; "
+        "<em>simulate</em> replays the whole history (the rebalance number says which step).</p>",
+        _worst(out, rebalances, params),
+        figure("cumulative"),
+        figure("assign-time"),
+        "<h2 id=triage>Triage</h2>",
+        _findings(findings, cases),
+        f"<h2>Parameters</h2><p>Directory <code>{html.escape(str(out.root))}</code>; "
+        f"{summary.rows} graded rebalances, {summary.histories} history runs; "
+        f"<code>{html.escape(str(params))}</code>. Every failing row's leader input is in "
+        "<code>failures/</code>, every failing history's replay in <code>histories/</code>; the Parquet "
+        "columns of <code>grades/</code> are described one by one in docs/columns.md.</p>",
+        "</body></html>\n",
     ]
-    for title, uri in figures:
-        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='{uri}'>")
-    parts.append("<h2>Triage</h2>")
-    parts.append(_findings(findings, cases))
-    parts.append(f"<h2>Parameters</h2><p>Directory <code>{html.escape(str(out.root))}</code>; "
-                 f"{summary.rows} graded rebalances, {summary.histories} history runs; "
-                 f"<code>{html.escape(str(params))}</code>. Every failing row's leader input is in "
-                 "<code>failures/</code>, every failing history's replay in <code>histories/</code>.</p>")
-    parts.append("</body></html>\n")
-    _write_atomic(out.report_path, "".join(parts))
+    _write_atomic(out.report_path, "".join(p for p in parts if p))
     return out.report_path

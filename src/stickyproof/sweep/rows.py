@@ -62,6 +62,7 @@ __all__ = [
     "features_of",
     "truth_of",
     "failure_document",
+    "history_document",
 ]
 
 MAIN = "main"
@@ -331,6 +332,23 @@ def history_row(seed: int, index: int, history: Any, run: Any, rows: Sequence[di
     if failed or row["failing_rows"]:
         row["replay"] = dump_json(dict(run.document))
     return row
+
+
+def history_document(seed: int, index: int, scale: str, assignor: str) -> dict[str, Any]:
+    """The ``stickyproof simulate`` document of history ``index`` of ``seed`` at preset ``scale`` as
+    ``history_task`` ran it with ``assignor`` (``run_history``'s document: the clients of the
+    assignor's release, its protocols), drawn without running it. The sweep keeps the document of a
+    history with a failure only; the report needs one for any rebalance it lists."""
+    from ..group.config import client_era
+    from ..group.events import EVENTS_FORMAT, events_from_doc, simulation_to_dict
+    from ..lookup import get_assignor
+    from ..scenarios.histories import draw_history
+
+    info = get_assignor(assignor)
+    history = draw_history(seed, index, scale=scale).for_protocols(info.protocols)
+    schedule = events_from_doc({"format": EVENTS_FORMAT, "config": dict(history.config), "events": list(history.events)})
+    return simulation_to_dict(scenario_to_dict(history.scenario), schedule.events, name=history.name,
+                              config=schedule.config, without=client_era(info.variant), assignor=info.name)
 
 
 def _protocols(rows: Iterable[dict[str, Any]]) -> str | None:

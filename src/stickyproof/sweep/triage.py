@@ -35,7 +35,7 @@ from .findings import Finding
 from .rows import TaskParams
 from .store import SweepDir, _write_atomic
 
-__all__ = ["TriageCase", "shrink", "still_fails", "judge_alone", "triage", "SHRUNK_SECTIONS"]
+__all__ = ["TriageCase", "replay_command", "shrink", "still_fails", "judge_alone", "triage", "SHRUNK_SECTIONS"]
 
 SHRUNK_SECTIONS = ("kafka-bug", "unexpected")
 
@@ -64,6 +64,13 @@ class TriageCase:
             "shrunk_size": None if self.shrunk_size is None else list(self.shrunk_size),
             "path": None if self.path is None else str(self.path), "evaluations": self.evaluations, "note": self.note,
         }
+
+
+def replay_command(verb: str, path: Path | str, assignor: str) -> str:
+    """``stickyproof VERB FILE --assignor NAME`` shell-quoted, so a directory with a space or an
+    ``exec:`` assignor's command line pastes as one argument: every replay command of the triage
+    and the report is written by this one function."""
+    return f"stickyproof {verb} {shlex.quote(str(path))} --assignor {shlex.quote(assignor)}"
 
 
 def _size(scenario: Scenario) -> tuple[int, int, int]:
@@ -130,7 +137,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
         if hist is not None and hist.source == "histories":
             path = out.histories / hist.history_file()
             if path.exists():
-                history_command = f"stickyproof simulate {shlex.quote(str(path))} --assignor {shlex.quote(hist.assignor)}"
+                history_command = replay_command("simulate", path, hist.assignor)
         if example is None:
             cases.append(TriageCase(finding.section, finding.rule, failure, (finding.history.assignor if finding.history
                                     else "?"), "", history_command, (0, 0, 0), None, None, 0,
@@ -138,7 +145,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
             continue
         file = out.failures / example.failure_file()
         scenario = _load(file)
-        command = f"stickyproof grade {shlex.quote(str(file))} --assignor {shlex.quote(example.assignor)}" if scenario is not None else ""
+        command = replay_command("grade", file, example.assignor) if scenario is not None else ""
         size = _size(scenario) if scenario is not None else (0, 0, 0)
         base = dict(section=finding.section, rule=finding.rule, failure=failure, assignor=example.assignor,
                     command=command, history_command=history_command, original_size=size)
@@ -173,7 +180,7 @@ def triage(out: SweepDir, findings: Sequence[Finding], params: TaskParams, *, bu
                       f"from {size[0]} members, {size[1]} topics and {size[2]} partitions"),
         )
         _write_atomic(path, dump_json(doc) + "\n")
-        cases.append(TriageCase(**{**base, "command": f"stickyproof grade {shlex.quote(str(path))} --assignor {shlex.quote(example.assignor)}"},
+        cases.append(TriageCase(**{**base, "command": replay_command("grade", path, example.assignor)},
                                 shrunk_size=_size(small), path=path, evaluations=evaluations + 2,
                                 note=("shrink stopped by the triage time budget" if time.monotonic() >= deadline
                                       else "shrink stopped by its per-finding time limit") if clocked else ""))
