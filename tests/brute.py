@@ -1,8 +1,8 @@
 """Exhaustive enumeration for small groups: the ground truth the solver engines are tested against.
 
 Every assignment of every partition to one of its subscribers (C1, C2) is considered; the
-lexicographic optimum of (O1, -O2, -O3) under the mode's constraint (C3 ``uniform``, C5
-``kafka``, none for ``global``) is returned. Written without the solver engines' code paths:
+lexicographic optimum of (O1, -O2, -O3) under the mode's constraint (C3 ``uniform``, none for
+``global``) is returned; for ``kafka`` it is (-O2, O1, -O3) under C5 (T10: R33 is a constraint). Written without the solver engines' code paths:
 it recomputes D3/D4 with plain dicts and never aggregates.
 
 ``brute_optimum`` enumerates by dynamic programming over partitions: assignments that reach
@@ -22,7 +22,7 @@ from typing import Iterator
 from stickyproof.model import Scenario, TopicPartition
 from stickyproof.oracle.result import Objective, check_balance_mode
 
-__all__ = ["BruteResult", "admissible", "brute_optimum", "enumerate_assignments", "evaluate_choice", "problem", "simple_retainable"]
+__all__ = ["BruteResult", "admissible", "brute_key", "brute_optimum", "enumerate_assignments", "evaluate_choice", "problem", "simple_retainable"]
 
 
 def simple_retainable(scenario: Scenario) -> dict[TopicPartition, str]:
@@ -67,15 +67,38 @@ def enumerate_assignments(scenario: Scenario) -> Iterator[dict[TopicPartition, s
         yield {tp: members[i] for tp, i in zip(parts, combo)}
 
 
-def evaluate_choice(scenario: Scenario, owner: dict[TopicPartition, str], *, racks: bool = False) -> Objective:
-    """O1-O3 of one assignment given as partition -> member id."""
+def kafka_alignment(scenario: Scenario) -> dict[str, str | None] | None:
+    """R48 restated for the tests (members' racks from v3 subscriptions; the path is on when racks meet
+    and some assignable partition's replica racks differ from their union), or None when off."""
+    subscribed = {t for m in scenario.members for t in m.topics}
+    seen = {m.id: (m.rack or None) if m.version >= 3 else None for m in scenario.members}
+    per = [frozenset(r) for t in scenario.topics if t.partitions > 0 and t.name in subscribed
+           for r in (t.racks if t.racks is not None else [()] * t.partitions)]
+    union = frozenset().union(*per) if per else frozenset()
+    members = {r for r in seen.values() if r}
+    if not members or not (members & union) or all(r == union for r in per):
+        return None
+    return seen
+
+
+def _aligned(seen: dict[str, str | None], scenario: Scenario, tp: TopicPartition, m: str) -> bool:
+    """D7: a member without a rack matches; a racked one needs a replica on its rack."""
+    racks = {t.name: t.racks for t in scenario.topics}[tp.topic]
+    return seen[m] is None or (racks is not None and seen[m] in racks[tp.partition])
+
+
+def evaluate_choice(scenario: Scenario, owner: dict[TopicPartition, str], *, racks: bool | str = False) -> Objective:
+    """O1-O3 of one assignment given as partition -> member id (``racks="kafka"``: D7 where R48 applies)."""
     loads = {m.id: 0 for m in scenario.members}
     for m in owner.values():
         loads[m] += 1
     keep = simple_retainable(scenario)
     kept = sum(1 for tp, m in owner.items() if keep.get(tp) == m)
     rack_local = None
-    if racks:
+    seen = kafka_alignment(scenario) if racks == "kafka" else None
+    if seen is not None:
+        rack_local = sum(1 for tp, m in owner.items() if _aligned(seen, scenario, tp, m))
+    elif racks and racks != "kafka":
         rack_of = {m.id: m.rack for m in scenario.members}
         meta = {t.name: t for t in scenario.topics}
         rack_local = 0
@@ -100,6 +123,19 @@ def admissible(balance: str, loads: tuple[int, ...], held: tuple[frozenset[str],
     return True
 
 
+def brute_key(balance: str, obj: Objective) -> tuple[int, int, int]:
+    """Lexicographic key, smaller is better: (O1, -O2, -O3); for ``kafka`` (R33 is a constraint,
+    T10) the most kept first, then O1, then O3."""
+    if balance == "kafka":
+        return (-obj.kept, obj.sum_squares, -(obj.rack_local or 0))
+    return obj.key()
+
+
+def _better(val: tuple[int, int], old: tuple[int, int], rack_first: bool) -> bool:
+    """(kept, local) pairs: more kept first, or in Kafka's rack order more local first."""
+    return (val[1], val[0]) > (old[1], old[0]) if rack_first else val > old
+
+
 @dataclass(frozen=True)
 class BruteResult:
     """The optimum value (None when the mode is infeasible) and how many states reached it."""
@@ -109,9 +145,14 @@ class BruteResult:
     feasible: bool
 
 
-def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool = False) -> BruteResult:
-    """The lexicographic optimum over all assignments (exact; exponential; for tests)."""
+def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool | str = False) -> BruteResult:
+    """The lexicographic optimum over all assignments (exact; exponential; for tests). ``racks="kafka"``:
+    Kafka's rack-aware order (O1, D7 alignment, then kept) where R48 applies, no rack tier elsewhere."""
     check_balance_mode(balance)
+    seen = kafka_alignment(scenario) if racks == "kafka" else None
+    rack_first = seen is not None
+    if racks == "kafka" and not rack_first:
+        racks = False
     parts, members, choices = problem(scenario)
     keep = simple_retainable(scenario)
     rack_of = [scenario.member(m).rack for m in members]
@@ -127,10 +168,13 @@ def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool = 
                 nl = loads[:i] + (loads[i] + 1,) + loads[i + 1 :]
                 nh = held[:i] + (held[i] | {tp.topic},) + held[i + 1 :]
                 gain_k = 1 if keep.get(tp) == members[i] else 0
-                gain_r = 1 if racks and rl is not None and rack_of[i] is not None and rack_of[i] in rl[tp.partition] else 0
+                if rack_first:
+                    gain_r = 1 if _aligned(seen, scenario, tp, members[i]) else 0
+                else:
+                    gain_r = 1 if racks and rl is not None and rack_of[i] is not None and rack_of[i] in rl[tp.partition] else 0
                 val = (kept + gain_k, local + gain_r)
                 key = (nl, nh)
-                if key not in nxt or val > nxt[key]:
+                if key not in nxt or _better(val, nxt[key], rack_first):
                     nxt[key] = val
         states = nxt
     best: tuple | None = None
@@ -138,8 +182,9 @@ def brute_optimum(scenario: Scenario, *, balance: str = "global", racks: bool = 
         if not admissible(balance, loads, held, len(parts)):
             continue
         obj = Objective(sum(x * x for x in loads), max(loads, default=0), kept, local if racks else None)
-        if best is None or obj.key() < best[0]:
-            best = (obj.key(), obj)
+        key = (obj.sum_squares, -local, -kept) if rack_first else brute_key(balance, obj)
+        if best is None or key < best[0]:
+            best = (key, obj)
     if best is None:
         return BruteResult(balance, None, False)
     return BruteResult(balance, best[1], True)

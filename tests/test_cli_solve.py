@@ -114,3 +114,34 @@ def test_solve_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     assert code == 2 and out == "" and err.count("\n") == 1 and "topics.t" in err
     code, _, err = run(capsys, "no-such-scenario")
     assert code == 2 and "no such file" in err
+
+
+def test_solve_balance_kafka_is_r33s_own_optimum(capsys, tmp_path):
+    # a holds every partition and b joins: R33 lets a keep all four (b holds nothing, so no pair of
+    # holders differs by 2), where global balance splits 2/2 and keeps two (T10).
+    path = tmp_path / "r33.json"
+    path.write_text(json.dumps({"format": "stickyproof.scenario/1", "topics": {"t": 4}, "members": [
+        {"id": "a", "topics": ["t"], "owned": {"t": [0, 1, 2, 3]}, "generation": 1}, {"id": "b", "topics": ["t"]}]}))
+    code, out, _ = run(capsys, str(path), "--balance", "kafka")
+    doc = json.loads(out)
+    assert code == 0 and doc["proven"] and doc["kept"] == 4 and doc["engine"] == "cpsat-r33"
+    code, out, _ = run(capsys, str(path), "--balance", "global")
+    assert json.loads(out)["kept"] == 2
+
+
+def test_solve_balance_kafka_with_the_flow_is_refused_in_one_line(capsys, scenario_file):
+    code, out, err = run(capsys, scenario_file, "--balance", "kafka", "--engine", "flow")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "engine" in err
+
+
+def test_solve_kafka_racks_ranks_alignment_above_kept(capsys, tmp_path):
+    path = tmp_path / "racks.json"
+    path.write_text(json.dumps({"format": "stickyproof.scenario/1",
+                                "topics": {"t": {"partitions": 2, "racks": [["r0"], ["r1"]]}}, "members": [
+        {"id": "a", "topics": ["t"], "owned": {"t": [0]}, "generation": 1, "rack": "r1"},
+        {"id": "b", "topics": ["t"], "owned": {"t": [1]}, "generation": 1, "rack": "r0"}]}))
+    code, out, _ = run(capsys, str(path), "--kafka-racks", "--engine", "both")
+    doc = json.loads(out)
+    assert code == 0 and doc["agree"] is True and doc["kept"] == 0 and doc["objective"]["rack_local"] == 2
+    code, out, _ = run(capsys, str(path), "--racks")
+    assert json.loads(out)["kept"] == 2

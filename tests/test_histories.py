@@ -304,3 +304,43 @@ def test_kafka_pythons_cooperative_sticky_runs_drawn_histories_without_a_rebalan
         run = run_history(draw_history(0, i, scale="small"), "kafka-python:cooperative-sticky")
         assert "loop" not in (run.ended or ""), (i, run.ended)
         assert run.rebalances and all(r.error is None for r in run.rebalances), i
+
+
+def test_added_partitions_get_replica_racks_like_their_topics_on_a_racked_cluster():
+    """Issue 20: on a cluster whose brokers have racks, partitions added by ``add-partitions`` (to an
+    existing topic or a new one) get replica racks as the first ones did; before, they got none, and a
+    partition with no replica rack matches no racked member, so Kafka's rack-aware path moved it for
+    nothing (the one 'Kafka bug on reachable states' of the default sweep)."""
+    seen = 0
+    for i in range(40):
+        h = draw_history(0, i, scale="small")
+        if not any(t.racks for t in h.scenario.topics):
+            assert all("racks" not in e for e in h.events)
+            continue
+        # the first partition of each topic that must have racks: all of a racked one, the added ones of another
+        first = {t.name: 0 if t.racks else t.partitions for t in h.scenario.topics}
+        for e in h.events:
+            if e["event"] == "add-partitions":
+                seen += 1
+                first.setdefault(e["topic"], 0)
+                assert len(e["racks"]) == e["count"] and all(len(r) == 2 for r in e["racks"]), e
+        run = run_history(h, "cooperative-sticky", engine="simulator")
+        for record in run.rebalances:
+            for t in record.scenario.topics if record.scenario is not None else ():
+                if t.partitions > first[t.name]:
+                    assert t.racks is not None and all(t.racks[first[t.name]:]), (h.name, record.number, t)
+    assert seen >= 3
+
+
+def test_an_add_partitions_event_without_racks_adds_partitions_with_no_known_rack():
+    doc = {"format": "stickyproof.simulation/1", "name": "x",
+           "scenario": {"format": "stickyproof.scenario/1", "topics": {"t": {"partitions": 1, "racks": [["r0"]]}},
+                        "members": []},
+           "events": [{"at": 0, "event": "join", "member": "a", "topics": ["t"], "rack": "r0"},
+                      {"at": 30, "event": "add-partitions", "topic": "t", "count": 1},
+                      {"at": 60, "event": "add-partitions", "topic": "t", "count": 1, "racks": [["r1"]]}]}
+    sim = simulation_from_dict(doc)
+    assert [e.racks for e in sim.schedule.events if e.event == "add-partitions"] == [None, (("r1",),)]
+    with pytest.raises(Exception, match="racks"):
+        simulation_from_dict({**doc, "events": [{"at": 0, "event": "add-partitions", "topic": "t", "count": 2,
+                                                 "racks": [["r1"]]}]})

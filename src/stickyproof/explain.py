@@ -380,6 +380,12 @@ def explain(before: Snapshot, after: Snapshot, *, limits: Any = None, assignors:
             else:
                 reason, why = "unnecessary", (f"an optimal assignment balanced as the {contract} promise requires keeps it "
                                               f"with {a}: moving it was the assignor's choice")
+        elif racks and to is not None and _rack_of(recon, to) in _replica_racks(recon, tp) \
+                and _rack_of(recon, a) not in _replica_racks(recon, tp):
+            # On Kafka's rack-aware path the contract optimum ranks rack alignment above kept
+            # (models/optimal-assignment.md T9), so a realigning move is not among the unnecessary ones.
+            reason, why = "rack", (f"moved to a member whose rack ({_rack_of(recon, to)}) holds a replica; "
+                                   f"{a}'s rack ({_rack_of(recon, a) or 'none'}) holds none (KIP-881)")
         else:
             h, before_share, after_share = held_count(b, a, topic_key)
             of = f" of {tp.topic}" if topic_key else ""

@@ -216,6 +216,7 @@ def grade_assignor(
         answer=answer,
         answer_seconds=answer_seconds,
         leader_input=leader_input,
+        rack_order=info.release is None or info.release.kip_881,
     )
     labels = label_failures(scenario, info, graded)
     return replace(graded, labels=labels) if labels else graded

@@ -46,7 +46,7 @@ EVENT_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "crash": (("member",), ()),
     "stall": (("member", "ticks"), ("at_join_prepare",)),
     "subscribe": (("member", "topics"), ()),
-    "add-partitions": (("topic", "count"), ()),
+    "add-partitions": (("topic", "count"), ("racks",)),
     "delete-topic": (("topic",), ()),
     "restart": (("member",), _CONFIG_FIELDS),
     "upgrade": (("member",), _CONFIG_FIELDS),
@@ -78,6 +78,8 @@ class Event:
     times: int = 1
     members: tuple[str, ...] | None = None
     gap: int = 20
+    #: add-partitions: the replica racks of each new partition (absent: no rack known)
+    racks: tuple[tuple[str, ...], ...] | None = None
     # which config fields the event sets explicitly (rack/instance_id may be set to null)
     given: frozenset[str] = field(default=frozenset(), compare=False)
     path: str = field(default="", compare=False)  # where the event was read from, for error messages
@@ -199,6 +201,12 @@ def event_from_dict(doc: Any, path: str = "event") -> Event:
             if raw not in CALLBACKS:
                 raise InvalidScenario(where, f"must be one of {', '.join(CALLBACKS)}, got {raw!r}")
             values[key] = raw
+        elif key == "racks":
+            if not isinstance(raw, list):
+                raise InvalidScenario(where, f"must be an array (one list of replica racks per new partition), got {raw!r}")
+            values[key] = tuple(_str_list(r, f"{where}[{i}]") for i, r in enumerate(raw))
+    if values.get("racks") is not None and len(values["racks"]) != values.get("count"):
+        raise InvalidScenario(f"{path}.racks", f"lists {len(values['racks'])} partitions' racks, count is {values.get('count')}")
     return Event(**values, given=frozenset(given), path=path)
 
 
@@ -209,6 +217,8 @@ def event_to_dict(e: Event) -> dict[str, Any]:
     for key in required + optional:
         if key in required or key in e.given:
             value = getattr(e, key)
+            if key == "racks" and value is not None:
+                value = [list(r) for r in value]
             out[key] = list(value) if isinstance(value, tuple) else value
     return out
 

@@ -321,10 +321,16 @@ class Simulation:
             p.rejoin_needed = True
         elif k == "add-partitions":
             old = self.cluster.get(e.topic)
+            # The new partitions' replica racks as the event names them (brokers with racks place
+            # replicas on racks: issue 20); an event naming none adds partitions with no known rack.
+            added = e.racks if e.racks is not None else tuple(() for _ in range(e.count))
             if old is None:
-                self.cluster[e.topic] = Topic(e.topic, e.count)
+                self.cluster[e.topic] = Topic(e.topic, e.count, e.racks)
             else:
-                racks = None if old.racks is None else old.racks + tuple(() for _ in range(e.count))
+                before = old.racks
+                if before is None and e.racks is not None:
+                    before = tuple(() for _ in range(old.partitions))
+                racks = None if before is None else before + added
                 self.cluster[e.topic] = Topic(e.topic, old.partitions + e.count, racks)
             self.cluster = dict(sorted(self.cluster.items()))
         elif k == "delete-topic":

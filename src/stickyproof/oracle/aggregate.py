@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .._perf import gc_paused
 from ..model import Assignment, Scenario, TopicPartition
 from .claims import NO_MEMBER, ClaimTable, claim_table, claimants
+from .racks import aligned
 from .result import Objective
 
 _make_tp = partial(tuple.__new__, TopicPartition)  # C-level constructor, as in assignors/range.py
 
-__all__ = ["Hub", "Aggregate", "aggregate", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
+__all__ = ["Hub", "Aggregate", "aggregate", "aggregate_with", "Expansion", "expand", "to_assignment", "cooperative_round", "owner_array", "tiers"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +74,8 @@ class Aggregate:
     rack_informed: int
     racks: bool
     member_rack: tuple[str | None, ...]
+    #: the rack tier is Kafka's (D7 alignment, ranked above kept: KIP-881's order) rather than O3 after kept
+    rack_first: bool = False
 
     @property
     def num_members(self) -> int:
@@ -103,12 +106,18 @@ class Aggregate:
         return self.table.retainer_pid
 
 
-def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
+def aggregate(
+    scenario: Scenario, *, racks: bool = False, alignment: Mapping[str, str | None] | None = None
+) -> Aggregate:
     """Build hubs and classes (models/optimal-assignment.md §4), deterministically ordered.
 
     Hubs are numbered in order of first appearance over sorted (topic, partition); classes are
     sorted by (hub, claimant), claimant-less first; each class's partitions ascend.
+    ``alignment``: the members' racks as Kafka's rack-aware path sees them (``racks.kafka_rack_path``);
+    given, the rack tier counts Kafka's alignment (D7: a rackless member matches everything) instead
+    of D6's locality, over every partition.
     """
+    racks = racks or alignment is not None
     table = claim_table(scenario)
     members = table.members
     M = len(members)
@@ -146,6 +155,8 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
             hub_of_pid[start : start + n] = [hub_for(subs, frozenset(rl)) for rl in rack_lists]
 
     def is_local(m: int, rs: frozenset[str] | None) -> bool:
+        if alignment is not None:
+            return aligned(alignment.get(members[m]), rs)
         r = member_rack[m]
         return rs is not None and r is not None and r in rs
 
@@ -174,6 +185,8 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
     for hb in hubs:
         reach[hb.subscribers] += hb.size
     retainable = int(np.count_nonzero(table.retainer_pid >= 0))
+    if alignment is not None:
+        rack_informed = P  # D7 can hold for any partition (a rackless member matches it)
     return Aggregate(
         scenario=scenario,
         table=table,
@@ -194,7 +207,20 @@ def aggregate(scenario: Scenario, *, racks: bool = False) -> Aggregate:
         rack_informed=rack_informed,
         racks=racks,
         member_rack=member_rack,
+        rack_first=alignment is not None,
     )
+
+
+def aggregate_with(scenario: Scenario, racks: bool | str = False) -> Aggregate:
+    """The aggregate an engine solves for its rack option: ``False`` none, ``True`` O3 (D6) after
+    kept, ``"kafka"`` Kafka's rack-aware order (D7 alignment before kept) where its path applies
+    (R48), and no rack tier where it does not."""
+    if racks == "kafka":
+        from .racks import kafka_rack_path
+
+        alignment = kafka_rack_path(scenario)
+        return aggregate(scenario, alignment=alignment) if alignment is not None else aggregate(scenario)
+    return aggregate(scenario, racks=bool(racks))
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,6 +26,13 @@ Engines, all exact (models/optimal-assignment.md T6-T8):
 
 Every engine but ``global`` has a second tier: among the optima, the one that agrees most with the
 graded assignment's kept partitions, so the unnecessary moves are as few as the optimum allows.
+
+Where Kafka's rack-aware path applies (KIP-881, R48: ``racks.kafka_rack_path``) the ``kafka``
+contract's order is balance, then rack alignment (D7), then partitions kept: its CP-SAT engines first
+maximise alignment, then keep as many partitions as that alignment allows (a lexicographic solve; the
+notion is reported as ``uniform+racks`` / ``pairwise+racks``). The alignment asked for is the
+optimum's, or the graded assignment's own when that is lower (T9), so a valid assignment still never
+scores above 1, and a move that was needed to reach the alignment is never an unnecessary one.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from ..model import Assignment, Scenario, TopicPartition
 from .aggregate import Aggregate, aggregate
 from .claims import NO_MEMBER, retainable_claims, subscribers_by_topic
 from .optimal import solve_model
+from .racks import aligned, kafka_rack_path
 
 __all__ = [
     "Contract",
@@ -124,6 +132,8 @@ class ContractOptimum:
     status: str
     unnecessary: tuple[TopicPartition, ...]
     seconds: float
+    #: on the rack-aware path: the optimum's rack-aligned partitions (D7), else None
+    aligned: int | None = None
 
 
 # ------------------------------------------------------------------------------------------
@@ -209,10 +219,12 @@ def _per_topic(scenario: Scenario, assignment: Assignment | None) -> tuple[int, 
 
 def _cpsat(
     agg: Aggregate, notion: str, agree: np.ndarray, loads: Mapping[str, int] | None,
-    cpsat_work: float | None, cpsat_seconds: float | None,
-) -> tuple[str, np.ndarray | None, int | None]:
+    cpsat_work: float | None, cpsat_seconds: float | None, graded_aligned: int | None = None,
+) -> tuple[str, np.ndarray | None, int | None, int | None]:
     """Counts per hub and member (C6), the notion's balance constraints, and the objective
-    ``(K + 1) * kept + agreement``. Returns (status name, kept per class, bound on kept)."""
+    ``(K + 1) * kept + agreement``; with the rack tier (``agg`` built with an alignment), first the
+    most rack-aligned partitions (D7), then that objective at the alignment T9 asks for.
+    Returns (status name, kept per class, bound on kept, aligned partitions or None)."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -222,11 +234,14 @@ def _cpsat(
     kept: dict[int, cp_model.IntVar] = {}
     agreed: list[cp_model.IntVar] = []
     by_member: list[list[cp_model.IntVar]] = [[] for _ in range(M)]
+    local: list[cp_model.IntVar] = []
     for h, hub in enumerate(agg.hubs):
         subs = hub.subscribers.tolist()
-        for m in subs:
+        for i, m in enumerate(subs):
             x[h, m] = model.new_int_var(0, hub.size, f"x[{h},{m}]")
             by_member[m].append(x[h, m])
+            if agg.racks and bool(hub.local[i]):
+                local.append(x[h, m])
         # C6: each hub's partitions go to its subscribers, exactly once.
         model.add(sum(x[h, m] for m in subs) == hub.size)
         for c in classes_of_hub[h]:
@@ -267,23 +282,61 @@ def _cpsat(
             model.add(load[m] == int(loads.get(member, 0)))
     else:  # pragma: no cover - the callers pass only the notions above
         raise InvalidScenario("notion", f"no CP-SAT model for notion {notion!r}")
+
+    def solver_for() -> cp_model.CpSolver:
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1  # deterministic: the same unnecessary moves on every run
+        if cpsat_work is not None:  # the budget: deterministic, so a loaded machine gets the same answer
+            solver.parameters.max_deterministic_time = float(cpsat_work)
+        if cpsat_seconds is not None:  # a wall-clock safety stop only
+            solver.parameters.max_time_in_seconds = float(cpsat_seconds)
+        return solver
+
+    target: int | None = None
+    exact_target = True
+    if agg.racks:
+        # O3 first (Kafka's order on the rack-aware path): the most rack-aligned partitions.
+        model.maximize(sum(local))
+        solver = solver_for()
+        first = solve_model(solver, model, f"the {notion} contract optimum's rack alignment")
+        if first not in ("OPTIMAL", "FEASIBLE"):
+            return first, None, None, None
+        best = int(round(solver.objective_value))
+        # T9: the graded assignment's own alignment when lower, so the ratio cannot pass 1.
+        target = best if graded_aligned is None else min(best, graded_aligned)
+        # A target below the best found is exact (T9 picks it); the best found is exact only if proven.
+        exact_target = first == "OPTIMAL" or (graded_aligned is not None and graded_aligned <= best)
+        model.add(sum(local) >= target)
+        model.clear_objective()
     weight = agg.retainable + 1
     model.maximize(weight * sum(kept.values()) + sum(agreed))
-
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1  # deterministic: the same unnecessary moves on every run
-    if cpsat_work is not None:  # the budget: deterministic, so a loaded machine gets the same answer
-        solver.parameters.max_deterministic_time = float(cpsat_work)
-    if cpsat_seconds is not None:  # a wall-clock safety stop only
-        solver.parameters.max_time_in_seconds = float(cpsat_seconds)
+    solver = solver_for()
     name = solve_model(solver, model, f"the {notion} contract optimum")
     if name not in ("OPTIMAL", "FEASIBLE"):
-        return name, None, None
+        return name, None, None, None
+    if name == "OPTIMAL" and not exact_target:
+        name = "FEASIBLE"  # kept is optimal for an alignment that was not proven the best
     values = np.zeros(agg.num_classes, dtype=np.int64)
     for c, v in kept.items():
         values[c] = solver.value(v)
     bound = int(solver.best_objective_bound) // weight
-    return name, values, bound
+    aligned_now = int(sum(solver.value(v) for v in local)) if agg.racks else None
+    return name, values, bound, aligned_now
+
+
+def _graded_aligned(agg: Aggregate, racks: Mapping[str, str | None], assignment: Assignment | None) -> int | None:
+    """D7 over the graded assignment's placements (its members only, each partition once)."""
+    if assignment is None:
+        return None
+    meta = {t.name: t for t in agg.scenario.topics}
+    members = set(agg.members)
+    placed = {(tp, m) for m, tps in assignment.assignment.items() if m in members for tp in tps}
+    total = 0
+    for tp, m in placed:
+        t = meta.get(tp.topic)
+        rl = None if t is None or t.racks is None or not 0 <= tp.partition < len(t.racks) else frozenset(t.racks[tp.partition])
+        total += aligned(racks.get(m), rl)
+    return total
 
 
 # ------------------------------------------------------------------------------------------
@@ -297,6 +350,8 @@ def contract_optimum(
     assignment: Assignment | None = None,
     cpsat_work: float | None = None,
     cpsat_seconds: float | None = None,
+    rack_order: bool = True,
+    rack_view: Scenario | None = None,
 ) -> ContractOptimum:
     """The most partitions any assignment balanced as ``contract`` promises keeps, over ``scenario``.
 
@@ -305,6 +360,10 @@ def contract_optimum(
     is taken too (the larger counts), so a valid assignment never keeps more than the optimum.
     ``cpsat_work``: CP-SAT's budget in deterministic time units (the same answer whatever the load);
     ``cpsat_seconds``: a wall-clock safety stop. An unproven answer reports its bound.
+    ``rack_order``: the assignor implements KIP-881 (Kafka's releases from 3.5; default true): where
+    the rack-aware path applies, the ``kafka`` contract orders balance, rack alignment, then kept.
+    ``rack_view``: the group as the leader decoded it, which decides whether that path applies
+    (default ``scenario``).
     """
     started = time.perf_counter()
     c = contract if isinstance(contract, Contract) else contract_named(contract)
@@ -323,7 +382,8 @@ def contract_optimum(
             notion, result.engine, result.kept, result.bound, result.proven, result.status,
             _unnecessary(agg, assignment, per_class), time.perf_counter() - started,
         )
-    agg = aggregate(scenario)
+    racks = kafka_rack_path(rack_view if rack_view is not None else scenario) if c.name == "kafka" and rack_order else None
+    agg = aggregate(scenario, alignment=racks)
     agree = _kept_by_class(agg, assignment)
     if notion == "none" or agg.num_partitions == 0 or agg.num_members == 0:
         per_class = _none(agg)
@@ -332,19 +392,22 @@ def contract_optimum(
             notion, "exact", kept, kept, True, "OPTIMAL", _unnecessary(agg, assignment, per_class),
             time.perf_counter() - started,
         )
-    status, per_class, bound = _cpsat(agg, notion, agree, None, cpsat_work, cpsat_seconds)
+    graded_aligned = None if racks is None else _graded_aligned(agg, racks, assignment)
+    status, per_class, bound, rack_aligned = _cpsat(agg, notion, agree, None, cpsat_work, cpsat_seconds, graded_aligned)
     engine = f"cpsat-{notion}"
     if notion == "pairwise" and assignment is not None and per_class is not None and int(per_class.sum()) < int(agree.sum()):
         # The graded assignment keeps more than any R30-balanced one: it is less balanced than R30 (but
         # may still keep R33). Measure it at its own loads, the balance it chose.
         loads = {m: len(tps) for m, tps in assignment.assignment.items()}
-        own_status, own, own_bound = _cpsat(agg, "own-loads", agree, loads, cpsat_work, cpsat_seconds)
+        own_status, own, own_bound, own_aligned = _cpsat(agg, "own-loads", agree, loads, cpsat_work, cpsat_seconds, graded_aligned)
         if own is not None and int(own.sum()) > int(per_class.sum()):
-            status, per_class, bound, engine = own_status, own, own_bound, "cpsat-own-loads"
+            status, per_class, bound, engine, rack_aligned = own_status, own, own_bound, "cpsat-own-loads", own_aligned
+    if racks is not None:
+        notion, engine = f"{notion}+racks", f"{engine}+racks"
     if per_class is None:
         return ContractOptimum(notion, engine, None, bound, False, status, (), time.perf_counter() - started)
     kept = int(per_class.sum())
     return ContractOptimum(
         notion, engine, kept, bound, status == "OPTIMAL", status, _unnecessary(agg, assignment, per_class),
-        time.perf_counter() - started,
+        time.perf_counter() - started, rack_aligned,
     )

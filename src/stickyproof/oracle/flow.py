@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import SolverError
 from ..model import Assignment, Scenario
-from .aggregate import Aggregate, Expansion, aggregate, cooperative_round, expand, owner_array, to_assignment
+from .aggregate import Aggregate, Expansion, aggregate, aggregate_with, cooperative_round, expand, owner_array, to_assignment
 from .claims import NO_MEMBER
 from .result import SolveResult, check_balance_mode
 
@@ -189,7 +189,11 @@ def build_flow(agg: Aggregate, *, upper: int | None = None) -> FlowModel:
     layout = FlowLayout(M, H)
     U = greedy_max_load(agg) if upper is None else upper
     # T4 weights: each tier strictly dominates everything below it.
-    if agg.racks:
+    if agg.racks and agg.rack_first:
+        # Kafka's rack-aware order (KIP-881): alignment (D7) over kept.
+        w_kept = 1
+        w_rack = agg.retainable + 1
+    elif agg.racks:
         w_rack = 1
         w_kept = agg.rack_informed + 1
     else:
@@ -415,18 +419,24 @@ def _solve_certified(agg: Aggregate, upper: int | None) -> tuple[FlowModel, Flow
 
 
 def solve_flow(
-    scenario: Scenario, *, balance: str = "global", hint: Assignment | None = None, racks: bool = False
+    scenario: Scenario, *, balance: str = "global", hint: Assignment | None = None, racks: bool | str = False
 ) -> SolveResult:
     """The lexicographic optimum (O1 balance, O2 kept, optional O3 racks) by certified min-cost flow.
 
-    ``balance``: ``global`` solves O1 directly; ``kafka`` solves ``global`` (T5: its optima satisfy
-    C5 and are the C5 optima); ``uniform`` solves ``global`` and reports INFEASIBLE when the optimal
-    loads leave [floor(P/N), ceil(P/N)] (T2). ``hint``: a valid assignment's max load bounds U
-    (fewer F5 arcs); an invalid hint is ignored. ``racks`` turns on O3.
+    ``balance``: ``global`` solves O1 directly; ``uniform`` solves ``global`` and reports INFEASIBLE
+    when the optimal loads leave [floor(P/N), ceil(P/N)] (T2); ``kafka`` (R33's optimum, T10) is not
+    a convex cost and is refused (``InvalidScenario``): CP-SAT solves it. ``hint``: a valid assignment's max load bounds U
+    (fewer F5 arcs); an invalid hint is ignored. ``racks``: ``True`` adds O3 after kept, ``"kafka"``
+    ranks Kafka's rack alignment (D7) above kept where its rack-aware path applies (T4's weights swapped).
     """
     check_balance_mode(balance)
+    if balance == "kafka":
+        from ..errors import InvalidScenario
+
+        raise InvalidScenario("engine", "the min-cost flow solves global and uniform balance; kafka (R33) is solved by "
+                              "CP-SAT (--engine cpsat)")
     start = time.perf_counter()
-    agg = aggregate(scenario, racks=racks)
+    agg = aggregate_with(scenario, racks)
     upper = _hint_max_load(agg, hint)
     if upper is not None:
         upper = min(upper, greedy_max_load(agg))
@@ -436,7 +446,7 @@ def solve_flow(
     if sol.check.ok and expected != sol.cost:
         raise SolverError(f"flow cost {sol.cost} does not match its expanded assignment's objective {expected}")
     proven = sol.check.ok
-    score = objective.kept * model.w_kept + model.w_rack * (objective.rack_local or 0) if racks else objective.kept
+    score = objective.kept * model.w_kept + model.w_rack * (objective.rack_local or 0) if agg.racks else objective.kept
     detail = "" if proven else "certificate rejected: " + "; ".join(sol.check.failures)
     status = "OPTIMAL" if proven else "FEASIBLE"
     target: Assignment | None = to_assignment(agg, expansion.owner)

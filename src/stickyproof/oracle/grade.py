@@ -15,6 +15,7 @@ from ..model import Assignment, Scenario, TopicPartition, assignment_to_dict
 from .claims import current_owners, retainable_claims
 from .contracts import DEFAULT_CONTRACT, Contract, contract_named, contract_optimum
 from .invariants import ASSIGNMENT_INVARIANTS, Violation, check_assignment, subscriptions_equal
+from .racks import count_aligned, kafka_rack_path
 
 __all__ = ["Grade", "RunError", "grade", "MAX_FOLLOW_UPS", "BALANCE_COLUMNS", "next_generation"]
 
@@ -141,6 +142,7 @@ def grade(
     answer: Assignment | None = None,
     answer_seconds: float | None = None,
     leader_input: Scenario | None = None,
+    rack_order: bool = True,
 ) -> Grade:
     """Grade ``run``'s answer (or the given ``assignment``) on ``scenario``, the truth.
 
@@ -157,6 +159,10 @@ def grade(
     ``leader_input``: the group as the leader was handed it when that differs from the truth (a
     history's eager members revoked what they held before joining, R37, but held it all the same):
     round 1 and its determinism re-run are asked on it, everything else is judged on ``scenario``.
+    ``rack_order``: the assignor implements KIP-881 (false for Kafka's releases before 3.5): where the
+    rack-aware path applies (decided on ``view``), the ``kafka`` contract's optimum orders balance,
+    rack alignment, then kept (models/optimal-assignment.md T9), and a re-run that only improves rack
+    alignment is not ``unstable``.
     """
     if (run is None) == (assignment is None):
         raise TypeError("grade needs exactly one of run= or assignment=")
@@ -209,7 +215,8 @@ def grade(
 
     if run is not None and not settle_error:
         asked = leader_input if leader_input is not None else scenario
-        violations.extend(_run_invariants(asked, assignment, settled, run, settled_state, stability=stability))
+        racks = kafka_rack_path(view if view is not None else asked) if rack_order and promise.name == "kafka" else None
+        violations.extend(_run_invariants(asked, assignment, settled, run, settled_state, stability=stability, racks=racks))
 
     solve_start = time.perf_counter()
     from .flow import solve_flow  # OR-Tools is imported only by the oracle modules that solve
@@ -219,7 +226,8 @@ def grade(
     # Stickiness in the contract's own notion, over what the members really owned, on valid rows only:
     # a valid assignment is balanced as promised, so it never keeps more than that optimum (§4).
     optimum = (
-        contract_optimum(scenario, promise, assignment=assignment, cpsat_work=cpsat_work, cpsat_seconds=cpsat_seconds)
+        contract_optimum(scenario, promise, assignment=assignment, cpsat_work=cpsat_work, cpsat_seconds=cpsat_seconds,
+                         rack_order=rack_order, rack_view=view)
         if valid else None
     )
     global_opt = solve_flow(scenario, balance="global")
@@ -327,11 +335,18 @@ def _balanced(
 
 
 def _run_invariants(
-    scenario: Scenario, answer: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *, stability: bool = True
+    scenario: Scenario, answer: Assignment, settled: Assignment, run: Run, settled_state: Scenario, *,
+    stability: bool = True, racks: Mapping[str, str | None] | None = None,
 ) -> list[Violation]:
     """``nondeterministic``: run the answer round again; ``unstable``: feed the settled answer back
     at the generation after the round that produced it (``settled_state``), unless ``stability`` is
-    off (an assignor that cannot see its previous assignment owes no stability)."""
+    off (an assignor that cannot see its previous assignment owes no stability).
+
+    ``racks``: on Kafka's rack-aware path (KIP-881), the members' racks as it sees them. There
+    "previously owned partitions may be reassigned to improve rack locality", so a re-run with more
+    rack-aligned partitions (D7) than the settled answer keeps that promise and is not ``unstable``;
+    a re-run that moves partitions without an alignment gain is, and its witness carries both counts
+    (``aligned_before``, ``aligned_after``)."""
     found: list[Violation] = []
     try:
         again = _call(run, scenario)
@@ -347,9 +362,20 @@ def _run_invariants(
     except Exception as exc:
         return found + [Violation("unstable", {"error": f"{type(exc).__name__}: {exc}"})]
     diff = _first_difference(settled, following)
+    if diff is not None and racks is not None:
+        # A cooperative re-run withholds what it moves: compare where its follow-ups settle.
+        landed, _, _, _ = _settle(next_generation(settled_state, settled), following, run)
+        before, after = (count_aligned(scenario, racks, _owner(x)) for x in (settled, landed))
+        if after > before:
+            return found
+        diff = {**diff, "aligned_before": before, "aligned_after": after}
     if diff is not None:
         found.append(Violation("unstable", diff))
     return found
+
+
+def _owner(x: Assignment) -> dict[TopicPartition, str]:
+    return {tp: m for m, tps in x.assignment.items() for tp in tps}
 
 
 def _first_difference(a: Assignment, b: Assignment) -> dict[str, Any] | None:

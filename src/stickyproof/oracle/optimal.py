@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InvalidScenario, SolverError
 from ..model import Assignment, Scenario
-from .aggregate import Aggregate, aggregate, cooperative_round, expand, owner_array, tiers, to_assignment
+from .aggregate import Aggregate, aggregate_with, cooperative_round, expand, owner_array, tiers, to_assignment
 from .claims import NO_MEMBER
 from .flow import certified_solution, uniform_quota
 from .result import Objective, SolveResult, check_balance_mode
@@ -79,7 +79,9 @@ def _wsum(xs: list[Any], coefs: list[int]) -> Any:
 
 
 def _weights(agg: Aggregate) -> tuple[int, int]:
-    """O2 over O3 (T4): w_kept > the whole O3 range."""
+    """O2 over O3 (T4): w_kept > the whole O3 range; in Kafka's rack-aware order, alignment over kept."""
+    if agg.racks and agg.rack_first:
+        return (1, agg.retainable + 1)
     return (agg.rack_informed + 1, 1) if agg.racks else (1, 0)
 
 
@@ -358,7 +360,7 @@ def solve_cpsat(
     workers: int = 1,
     seed: int = 0,
     model: str = "aggregated",
-    racks: bool = False,
+    racks: bool | str = False,
     balance_source: str = "flow",
 ) -> SolveResult:
     """The lexicographic optimum (O1, O2, optional O3) by CP-SAT.
@@ -369,9 +371,14 @@ def solve_cpsat(
     ``hint``: an assignor's output to warm-start with (ignored unless a valid assignment).
     ``workers``: CP-SAT threads; 1 (the default) is deterministic and, with the LP doing the
     proving, as fast as 2 on this workload; more run the deterministic interleaved search.
-    ``kafka`` is solved as ``global`` (T5); ``uniform`` adds C3 and CP-SAT proves infeasibility itself.
+    ``kafka`` is R33's own optimum (T10: C5 as a constraint, kept first, then O1), by ``r33.solve_r33``;
+    ``uniform`` adds C3 and CP-SAT proves infeasibility itself.
     """
     check_balance_mode(balance)
+    if balance == "kafka":
+        from .r33 import solve_r33
+
+        return solve_r33(scenario, time_limit=time_limit, racks=racks)
     if model not in MODELS:
         raise InvalidScenario("model", f"unknown CP-SAT model {model!r} (expected one of {', '.join(MODELS)})")
     if balance_source not in ("flow", "cpsat"):
@@ -380,7 +387,7 @@ def solve_cpsat(
         raise InvalidScenario("workers", f"workers={workers} must be at least 1")
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
-    agg = aggregate(scenario, racks=racks)
+    agg = aggregate_with(scenario, racks)
     build = build_aggregated if model == "aggregated" else build_per_partition
     hint_owner = owner_array(agg, hint) if hint is not None else None
     flow_proven = True

@@ -31,7 +31,7 @@ def solve(
     engine: str = "cpsat",
     balance: str = "global",
     cpsat_seconds: float | None = None,
-    racks: bool = False,
+    racks: bool | str = False,
 ) -> tuple[SolveResult, ...]:
     """The results of the chosen engine(s), CP-SAT first for ``both``; ``cpsat_seconds`` bounds the
     CP-SAT solve (``Limits.cpsat_seconds``; its ``SolveResult.time_limit`` records it)."""
@@ -55,7 +55,7 @@ def solve_document(
     engine: str = "cpsat",
     balance: str = "global",
     cpsat_seconds: float | None = None,
-    racks: bool = False,
+    racks: bool | str = False,
 ) -> dict[str, Any]:
     """The ``stickyproof solve`` output document."""
     results = solve(scenario, engine=engine, balance=balance, cpsat_seconds=cpsat_seconds, racks=racks)

@@ -457,7 +457,8 @@ class _Plan:
             topics.remove(d.choice(topics))
         else:
             topics = sorted(topics + [self.new_topic(d.integer(*self.scale.partitions))])
-            self.emit(self.now, "add-partitions", topic=topics[-1], count=self.topics[topics[-1]])
+            self.emit(self.now, "add-partitions", topic=topics[-1], count=self.topics[topics[-1]],
+                      **self._new_replica_racks(0, self.topics[topics[-1]]))
         self.cohorts[k] = tuple(topics)
         pods = [p for p in self.free(self.now) if p.cohort == k]
         if live is None:
@@ -471,12 +472,22 @@ class _Plan:
     def _add_partitions(self) -> None:
         t = self.draw.choice(sorted(self.topics))
         count = self.draw.integer(1, max(1, min(100, self.topics[t] // 2)))
+        first = self.topics[t]
         self.topics[t] += count
-        self.emit(self.now, "add-partitions", topic=t, count=count)
+        self.emit(self.now, "add-partitions", topic=t, count=count, **self._new_replica_racks(first, count))
+
+    def _new_replica_racks(self, first: int, count: int) -> dict[str, Any]:
+        """The ``racks`` of an add-partitions event: on a cluster whose brokers have racks, new
+        partitions get replicas placed as the first ones were (two consecutive racks), never none
+        (a partition with no replica rack matches no racked member, which Kafka's rack-aware path
+        then moves for nothing: issue 20)."""
+        if not self.racks:
+            return {}
+        return {"racks": [[self.racks[p % 3], self.racks[(p + 1) % 3]] for p in range(first, first + count)]}
 
     def _create_topic(self) -> None:
         t = self.new_topic(self.draw.integer(*self.scale.partitions))
-        self.emit(self.now, "add-partitions", topic=t, count=self.topics[t])
+        self.emit(self.now, "add-partitions", topic=t, count=self.topics[t], **self._new_replica_racks(0, self.topics[t]))
         if self.draw.chance(0.7):  # a pattern subscription that matches it
             k = self.draw.integer(0, len(self.cohorts) - 1)
             self.cohorts[k] = tuple(sorted(self.cohorts[k] + (t,)))
