@@ -65,7 +65,7 @@ def verdict_text(summary: Summary, width: int = 120) -> list[str]:
 
     out: list[str] = []
     for sentence in verdict_lines(summary):
-        out.extend(textwrap.wrap(sentence, width, subsequent_indent="    ", break_on_hyphens=False))
+        out.extend(textwrap.wrap(sentence, width, subsequent_indent="  ", break_on_hyphens=False))
     return out
 
 

@@ -30,7 +30,7 @@ What each number of a line is:
 - ``follow-ups per rebalance``: cooperative follow-up rebalances per rebalance an event started;
 - assign ms ``p50``/``p99``: the assignor call of the rebalance;
 - ``failing``: rebalances that failed (``grading.failure``); ``errors``: those where the assignor raised
-  or ran past its time limit (``error``, ``time-limit``), ``crashes``: those whose grading crashed
+  or ran past its time limit (``error``, ``time-limit``); ``crashes``: those whose grading crashed
   (stickyproof's failure, never the assignor's); ``unexpected``: failures no known Kafka behaviour explains.
 """
 
@@ -357,12 +357,11 @@ def verdict_line(line: SummaryLine) -> str:
         text = f"{line.assignor}: {line.failing:,} of {total:,} rebalances{histories} {verb}: {groups}"
     if line.monitor_failures:
         which = ", ".join(m for m, _ in line.monitors_failed)
-        text += (f"; {line.monitor_failures:,} of {line.histories:,} histories failed a check of the group protocol"
+        text += (f"; {line.monitor_failures:,} of {line.histories:,} histories failed a group-protocol check"
                  + (f" ({which})" if which else ""))
     if line.stickiness_p50 is not None:
-        text += (f"; where a move was possible it kept a median {100 * line.stickiness_p50:.1f} % (mean "
-                 f"{100 * (line.stickiness_mean or 0):.1f} %) of the most an assignment keeping its promises could "
-                 f"keep, and that most on {line.at_optimum_pct or 0:.1f} % of them")
+        text += (f"; where partitions could stay, it kept a median {100 * line.stickiness_p50:.1f} % of the most "
+                 f"that could (mean {100 * (line.stickiness_mean or 0):.1f} %)")
     if line.unmeasured:
         text += f"; {line.unmeasured:,} rebalances unmeasured (no optimum computed)"
     return text
