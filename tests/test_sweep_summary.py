@@ -111,7 +111,7 @@ def test_verdict_with_no_failure_says_every_promise_kept():
     rows = [rebalance(i, n) for i in range(3) for n in (1, 2)]
     text = verdict_line(only(rows))
     assert text.startswith("a: kept every promise on 6 of 6 rebalances (3 histories); ")
-    assert text.endswith("; where partitions could stay, it kept a median 75.0 % of the most that could (mean 75.0 %)")
+    assert text.endswith("; where partitions could stay, it kept a median 75.0% of the most that could (mean 75.0%)")
 
 
 def test_verdict_groups_failures_by_kind_and_by_what_explains_them():

@@ -360,8 +360,8 @@ def verdict_line(line: SummaryLine) -> str:
         text += (f"; {line.monitor_failures:,} of {line.histories:,} histories failed a group-protocol check"
                  + (f" ({which})" if which else ""))
     if line.stickiness_p50 is not None:
-        text += (f"; where partitions could stay, it kept a median {100 * line.stickiness_p50:.1f} % of the most "
-                 f"that could (mean {100 * (line.stickiness_mean or 0):.1f} %)")
+        text += (f"; where partitions could stay, it kept a median {100 * line.stickiness_p50:.1f}% of the most "
+                 f"that could (mean {100 * (line.stickiness_mean or 0):.1f}%)")
     if line.unmeasured:
         text += f"; {line.unmeasured:,} rebalances unmeasured (no optimum computed)"
     return text
