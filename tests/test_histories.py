@@ -75,6 +75,42 @@ def test_the_plan_keeps_to_what_clients_can_do():
                 assert all(v > 0 for v, _ in alive.values()), (h.name, e)
 
 
+def _pins_after(h, events) -> dict[str, str | None]:
+    """Each running member's pin once ``events`` (a prefix of ``h.events``) have happened."""
+    pins: dict[str, str | None] = {}
+    for e in events:
+        if e["event"] in ("leave", "crash"):
+            pins.pop(e["member"], None)
+        elif e["event"] == "join":
+            pins[e["member"]] = e.get("protocol")
+        elif e["event"] == "rolling-restart" and "protocol" in e:
+            pins.update({m: e["protocol"] for m in e["members"]})
+    return pins
+
+
+@pytest.mark.parametrize("scale", ["medium", "large"])
+def test_a_large_group_drawn_eager_takes_kip429s_two_bounces_not_an_eager_pin_for_life(scale):
+    """At scales whose episodes touch a few members, a group drawn eager is upgraded the way Kafka
+    documents: every member bounced listing both assignors (still eager), then bounced again without
+    the eager one; each bounce a quarter of the group at a time."""
+    drawn = [draw_history(0, i, scale=scale) for i in range(12 if scale == "medium" else 4)]
+    eager = [h for h in drawn if any(e.get("protocol") == "eager" for e in h.events)]
+    assert eager, "no history drawn eager: the test sees nothing"
+    for h in eager:
+        assert h.episodes[:2] == ("cooperative-upgrade", "cooperative-upgrade"), h.name
+        bounces = [e for e in h.events if e["event"] == "rolling-restart"]
+        first = [e for e in bounces if e.get("protocol") == "compatible"]
+        second = [e for e in bounces if "protocol" in e and e["protocol"] is None]
+        running = _pins_after(h, [e for e in h.events if e["at"] < first[0]["at"]])
+        assert set(running.values()) == {"eager"}
+        assert sorted(m for e in first for m in e["members"]) == sorted(running)  # every member, once
+        assert sorted(m for e in second for m in e["members"]) == sorted(running)
+        assert first[-1]["at"] < second[0]["at"]
+        assert len(first) == -(-len(running) // 4) if len(running) > 10 else len(first) == 1
+        # after the second bounce nobody is pinned: the group runs the protocol its assignors give (R36)
+        assert set(_pins_after(h, [e for e in h.events if e["at"] <= second[0]["at"]]).values()) == {None}
+
+
 def test_a_history_document_replays_with_stickyproof_simulate(tmp_path):
     h = draw_history(5, 3, scale="small")
     run = run_history(h, "cooperative-sticky", engine="simulator")

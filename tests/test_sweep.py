@@ -292,8 +292,12 @@ def test_stickyproof_sweep_command_runs_real_histories(spark, tmp_path, capsys):
             "--out", str(out), "--shrink-seconds", "10"]
     assert main(args) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("assignor") and all(len(line) <= 120 for line in printed[:3])
-    assert [line.split()[0] for line in printed[1:3]] == ["cooperative-sticky", "range"]
+    # the verdicts first (one sentence per assignor, wrapped), a blank line, then the table
+    blank = printed.index("")
+    assert [v.split(":")[0] for v in printed[:blank] if not v.startswith("  ")] == ["cooperative-sticky", "range"]
+    head = next(i for i, line in enumerate(printed) if line.startswith("assignor"))
+    assert head == blank + 2 and all(len(line) <= 120 for line in printed[:head + 3])
+    assert [line.split()[0] for line in printed[head + 1:head + 3]] == ["cooperative-sticky", "range"]
     assert printed[-1] == f"report: {out / 'report.html'}"
     rows = read_table(SweepDir(out).grades).to_pylist()
     histories = sorted((r["index"], r["assignor"]) for r in rows if r["kind"] == HISTORY)

@@ -333,5 +333,5 @@ def test_summary_lines_show_long_assignor_names_whole_within_120_columns(tmp_pat
     names = ["range", "kafka-python:cooperative-sticky", "kafka-python:cooperative-sticky+java-and-more"]
     printed = summary_lines(Summary(tmp_path, 30, 1, None, tuple(line(n) for n in names)))
     assert all(len(p) <= 120 for p in printed)
-    assert printed[2].startswith("kafka-python:cooperative-sticky ")
-    assert printed[3].startswith("kafka-python:cooperative-sticky+j…")
+    assert printed[3].startswith("kafka-python:cooperative-sticky ")  # after the two header lines and range
+    assert printed[4].startswith("kafka-python:cooperative-sticky…")

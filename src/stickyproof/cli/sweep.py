@@ -13,7 +13,7 @@ from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_in
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..sweep.console import progress_bar, summary_lines
+    from ..sweep.console import progress_bar, summary_lines, verdict_text
     from ..sweep.findings import TITLES
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
     from ..sweep.summary import summarize
@@ -55,7 +55,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         doc["summary"] = summary.to_dict()
         print_json(doc)
     else:
-        for line in summary_lines(summary):
+        for line in (*verdict_text(summary), "", *summary_lines(summary)):  # the answer first, then the figures
             print(line)
         g = outcome.grading
         print(f"{g.tasks_computed} tasks run ({g.tasks_present} already present), {g.rows_written} rows, "

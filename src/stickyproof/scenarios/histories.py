@@ -21,8 +21,11 @@ What the plan respects, because real clients cannot do otherwise (the rest is th
 
 Presets (``SCALES``): ``small`` (a few members), ``medium``, ``large`` (>= 500 members and >= 50,000
 partitions), ``production`` (2,000 members, 1,000,000 partitions). At large scales episodes touch a
-few members each (a rolling bounce of 2,000 dynamic members is 4,000 rebalances). ``mix`` (default)
-picks the scale from the index: every 100th history large, every 10th medium, the rest small.
+few members each (a rolling bounce of 2,000 dynamic members is 4,000 rebalances), except KIP-429's
+upgrade: a group drawn eager at those scales is being upgraded, so its first two episodes are the two
+bounces of every member, a quarter of the group at a time (``_Plan._waves``), the same path as a small
+group's and never a group pinned eager for its whole life. ``mix`` (default) picks the scale from the
+index: every 100th history large, every 10th medium, the rest small.
 """
 
 from __future__ import annotations
@@ -313,7 +316,11 @@ class _Plan:
                    "add-partitions": 5, "create-topic": 4, "failover": 4}
         if any(p.version < 3 for p in alive):
             weights["rolling-upgrade"] = 6
-        if self.scale.batch is None and self.phase == "eager":
+        if self.scale.batch is not None and self.phase != "cooperative":
+            # a large group drawn eager is one being upgraded: its first two episodes are KIP-429's two
+            # bounces (every member, in waves), never a group pinned eager for good
+            return "cooperative-upgrade"
+        if self.phase == "eager":
             weights["cooperative-upgrade"] = 6
         if self.phase == "compatible":
             weights["cooperative-upgrade"] = 40  # the second bounce follows the first
@@ -351,6 +358,26 @@ class _Plan:
         self.now = max(p.free_at for p in pods)
         self.emit_horizon(self.now)
 
+    def _waves(self, pods: list[_Pod], **changes: Any) -> None:
+        """A bounce of every member at a scale with a batch limit: a quarter of the group at a time, the
+        next quarter 1-3 ticks later (a deployment's rolling update with 25 % unavailable, Kubernetes'
+        default), written as one rolling restart per position in the wave. One member at a time would be
+        a rebalance or two per member: 2,000 of them at 52,000 partitions each for a large group."""
+        if self.scale.batch is None or len(pods) <= 10:
+            return self._rolling(pods, **changes)
+        wave = -(-len(pods) // 4)
+        gap, start = self.draw.integer(1, 3), self.now
+        for w in range(wave):
+            lane = pods[w::wave]
+            self.emit(start, "rolling-restart", members=[p.name for p in lane], gap=gap, **changes)
+            for i, p in enumerate(lane):
+                p.free_at = start + i * gap + TIMING["restart_downtime"] + 1
+                p.version = changes.get("version", p.version)
+                p.protocol = changes.get("protocol", p.protocol)
+        self.now = max(p.free_at for p in pods)
+        self.emit_horizon(self.now)
+        return None
+
     def _rolling_restart(self) -> None:
         self._rolling(self.some(self.free(self.now)))
 
@@ -373,10 +400,10 @@ class _Plan:
         if self.phase == "eager":
             self.version = max(self.version, 1, self.draw.choice((1, 2, 3, 3)))
             self.phase = "compatible"
-            self._rolling(pods, version=max(self.version, max(p.version for p in pods)), protocol="compatible")
+            self._waves(pods, version=max(self.version, max(p.version for p in pods)), protocol="compatible")
         else:
             self.phase = "cooperative"
-            self._rolling(pods, protocol=None)
+            self._waves(pods, protocol=None)
 
     def _scale_out(self) -> None:
         spacing = self.draw.integer(0, 3)

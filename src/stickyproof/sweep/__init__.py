@@ -9,11 +9,11 @@ Modules, in data-flow order:
 - ``session``  the quiet SparkSession (the only place PySpark is configured)
 - ``job``      the chunked Spark job: tasks -> ``mapInArrow`` -> Parquet
 - ``store``    the sweep directory: atomic chunk commits, manifest, resume keys, failures/, histories/
-- ``summary``  one line per assignor (and per class with ``--by``)
+- ``summary``  a verdict in words per assignor (``verdict_lines``), one line of figures per assignor (and per class with ``--by``)
 - ``findings`` failures by section: known Kafka hazards, Kafka bugs, historical incidents, unexpected
 - ``triage``   each finding made replayable; Kafka bugs and unexpected failures shrunk
 - ``report``   the self-contained ``report.html``
-- ``console``  the plain-text summary lines and rich tables of the CLI
+- ``console``  the plain-text verdicts, summary lines and rich tables of the CLI
 - ``compare``  regressions and improvements of one sweep against another
 - ``run``      ``run_sweep``: all of the above as one call
 

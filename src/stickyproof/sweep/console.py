@@ -1,4 +1,5 @@
-"""The CLI's renderables: the sweep's progress bar, its summary lines (plain text, at most 120 columns), the compare table.
+"""The CLI's renderables: the sweep's progress bar, its verdict and summary lines (plain text, at most 120
+columns), the compare table.
 
 Building a table is library work; printing it is the CLI's (this module never prints).
 """
@@ -8,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from .compare import ASPECTS, Comparison
-from .report import summary_cells
-from .summary import Summary
+from .summary import Summary, SummaryLine, verdict_lines
 
-__all__ = ["progress_bar", "summary_lines", "compare_table"]
+__all__ = ["progress_bar", "summary_lines", "verdict_text", "compare_table"]
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -37,20 +37,63 @@ def progress_bar(console: Any) -> Any:
     )
 
 
+#: The table's columns: (group caption, header, width); captions span their consecutive columns.
+_COLUMNS = (
+    ("", "rows", 6), ("", "valid%", 7),
+    ("stickiness*", "med", 6), ("stickiness*", "mean", 6), ("stickiness*", "@opt%", 6),
+    ("", "prov%", 6), ("", "unmeas", 7),
+    ("history median", "unnec/r", 8), ("history median", "mv/opt", 7),
+    ("", "fu/r", 5), ("", "ms p99", 8), ("", "fail", 5), ("", "err", 4), ("", "unexp", 6),
+)
+_LEGEND = (
+    "* over valid rebalances where a move was possible (the optimum keeps something); @opt%: share kept as much as it;",
+    "  prov%: optimum proven by the solver; unmeas: no optimum computed; history median: of each history's figure",
+)
+
+
+def _cells(line: SummaryLine) -> tuple[str, ...]:
+    return (line.assignor if line.klass == "all" else f"  {line.klass}", str(line.rows), _f(line.valid_pct, 1),
+            _f(line.stickiness_p50, 3), _f(line.stickiness_mean, 3), _f(line.at_optimum_pct, 1),
+            _f(line.proven_pct, 1), str(line.unmeasured), _f(line.unnecessary_per_rebalance, 2),
+            _f(line.moves_over_optimum, 2), _f(line.follow_ups_per_rebalance, 2), _f(line.assign_ms_p99, 1),
+            str(line.failing), str(line.errors), str(line.unexpected))
+
+
+def verdict_text(summary: Summary, width: int = 120) -> list[str]:
+    """The verdict per assignor (``summary.verdict_lines``), each wrapped to ``width`` with a hanging indent."""
+    import textwrap
+
+    out: list[str] = []
+    for sentence in verdict_lines(summary):
+        out.extend(textwrap.wrap(sentence, width, subsequent_indent="  ", break_on_hyphens=False))
+    return out
+
+
 def summary_lines(summary: Summary) -> list[str]:
-    """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120 columns."""
-    rows = [summary_cells(line) for line in summary.lines]
-    # the name column grows to the longest name (kafka-python:cooperative-sticky), up to 35 so the
+    """The summary table as plain text: two header lines, one line per assignor (and per class with
+    ``--by``), then a two-line legend; at most 120 columns."""
+    rows = [_cells(line) for line in summary.lines]
+    # the name column grows to the longest name (kafka-python:cooperative-sticky), up to 33 so the
     # line stays within 120 columns; a longer name ends in an ellipsis
-    first = min(35, max([26] + [len(c[0]) + 1 for c in rows]))
-    widths = (first, 7, 7, 7, 7, 7, 8, 7, 7, 8, 8, 6, 6)
-    heads = ("assignor", "rows", "valid%", "bal%", "stk50", "stk5", "unnec/r", "fu/r", "mv/opt", "ms p50",
-             "ms p99", "fail", "unexp")
-    out = ["".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
+    first = min(33, max([26] + [len(c[0]) + 1 for c in rows]))
+    widths = (first, *(w for _, _, w in _COLUMNS))
+    top = " " * first
+    i = 0
+    while i < len(_COLUMNS):
+        caption = _COLUMNS[i][0]
+        j = i
+        while j < len(_COLUMNS) and _COLUMNS[j][0] == caption:
+            j += 1
+        span = sum(w for _, _, w in _COLUMNS[i:j])
+        top += caption.rjust(span) if caption else " " * span
+        i = j
+    heads = ("assignor", *(h for _, h, _ in _COLUMNS))
+    out = [top.rstrip(), "".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(heads, widths)))]
     for cells in rows:
         name = cells[0] if len(cells[0]) < first else cells[0][: first - 2] + "…"
-        cells = (name, cells[1], *cells[3:])
+        cells = (name, *cells[1:])
         out.append("".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    out.extend(_LEGEND)
     return out
 
 

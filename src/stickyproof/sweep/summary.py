@@ -1,16 +1,37 @@
-"""The summary of a sweep: one line per assignor (and, with ``by``, per assignor x class), from ``DIR/grades``.
+"""The summary of a sweep: a verdict per assignor in words, then one line per assignor (and, with
+``by``, per assignor x class), from ``DIR/grades``.
 
-Read with pyarrow, only the columns a summary needs (never the scenario texts). What each number is:
+Read with pyarrow, only the columns a summary needs (never the scenario texts).
+
+``verdict_lines(summary)`` answers "is it correct?" first, one sentence per assignor that reads alone:
+``sticky: kept every promise on 1,188 of 1,188 rebalances (132 histories)``, or the failing rebalances
+grouped by what failed (the row's ``failures``, ``grading.failure``'s one definition, most severe
+first) and by what explains them (a known Kafka hazard, a Kafka bug on reachable states, a historical
+incident, or unexpected), then how sticky it was where a move was possible.
+
+What each number of a line is:
 
 - ``rows``: graded rebalances (rows Kafka never runs, R36, and rows whose grading crashed left out);
 - ``valid %``: rows where the assignor kept every promise of its contract (models/invariants.md §5);
 - ``balanced %``: rows whose settled assignment keeps the contract's balance (``contract_balanced``);
-- stickiness ``p50``/``p5``: over valid rows, kept / the contract notion's optimum over what members
-  really held (never above 1);
-- ``unnecessary per rebalance``: partitions moved that the optimum keeps with their owner, per valid row;
+- stickiness ``p50`` (median), ``mean``, ``p5`` and ``at optimum %`` (the share equal to 1): kept / the
+  contract notion's optimum over what members really held (never above 1), over the valid rows where a
+  move was possible. A rebalance whose optimum keeps nothing (``optimal_kept == 0``: nobody owned
+  anything the group may keep, e.g. a first join) says nothing about stickiness and is left out
+  (``nothing_to_keep`` counts them); counting it as 1 made every assignor's median read 1;
+- ``proven %``: of the rows stickiness is measured on, those whose optimum the solver proved
+  (``proven``); the others are measured against the solver's bound;
+- ``unmeasured``: valid rows where a move was possible but stickiness is null (the optimum could not
+  be computed), counted, never dropped in silence;
+- ``unnecessary per rebalance`` and ``moves / optimum``: the MEDIAN OVER HISTORIES of each history's
+  figure (its mean unnecessary moves per valid rebalance; its partitions moved over the optimum's moves).
+  One large history moves a thousand times more partitions than a small one, so a mean over rows (or
+  over histories) is that one history's figure; the median is the typical history's;
 - ``follow-ups per rebalance``: cooperative follow-up rebalances per rebalance an event started;
-- ``moves / optimum``: partitions moved over the optimum's moves, summed over rows where both are known;
-- assign ms ``p50``/``p99``: the assignor call of the rebalance.
+- assign ms ``p50``/``p99``: the assignor call of the rebalance;
+- ``failing``: rebalances that failed (``grading.failure``); ``errors``: those where the assignor raised
+  or ran past its time limit (``error``, ``time-limit``); ``crashes``: those whose grading crashed
+  (stickyproof's failure, never the assignor's); ``unexpected``: failures no known Kafka behaviour explains.
 """
 
 from __future__ import annotations
@@ -18,12 +39,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+from ..grading.failure import ERROR_KINDS, crashed_row
 from .columns import HISTORY, INVARIANTS, MONITORS, REBALANCE, is_failing, monitor_column
 from .store import SweepDir, read_table
 
-__all__ = ["SummaryLine", "Summary", "summarize", "summarize_frame", "load_frames", "CLASSES", "cause_of", "ALL"]
+__all__ = ["SummaryLine", "Summary", "summarize", "summarize_frame", "load_frames", "CLASSES", "cause_of", "ALL",
+           "verdict_lines", "verdict_line", "EXPLANATIONS"]
 
 ALL = "all"
 
@@ -67,9 +90,22 @@ class SummaryLine:
     errors: int
     monitor_failures: int
     violations: dict[str, int] = field(default_factory=dict)
+    stickiness_mean: float | None = None
+    at_optimum_pct: float | None = None
+    proven_pct: float | None = None
+    unmeasured: int = 0
+    nothing_to_keep: int = 0
+    crashes: int = 0
+    #: the failing rows grouped: (failure kinds joined by ``+``, what explains them, rows), most rows first
+    failures_by_kind: tuple[tuple[str, str, int], ...] = ()
+    #: histories that failed each protocol monitor (models/protocol.md §7), as (monitor, histories)
+    monitors_failed: tuple[tuple[str, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items()}
+        out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.__dict__.items()}
+        out["failures_by_kind"] = [{"kinds": k, "explained_as": e, "rows": n} for k, e, n in self.failures_by_kind]
+        out["verdict"] = verdict_line(self)
+        return out
 
 
 @dataclass(frozen=True)
@@ -135,17 +171,91 @@ def _quantile(series: Any, q: float, scale: float = 1.0) -> float | None:
     return None if known.empty else round(float(known.quantile(q)) * scale, 4)
 
 
+def _median_over_histories(frame: Any, per_history: Any) -> float | None:
+    """The median over histories (``seed``, ``index``) of ``per_history(rows of one history)``, histories
+    whose figure is None left out: one large history weighs as much as a small one."""
+    if frame.empty:
+        return None
+    figures = [per_history(rows) for _, rows in frame.groupby(["seed", "index"], sort=True)]
+    known = [f for f in figures if f is not None]
+    if not known:
+        return None
+    known.sort()
+    mid = len(known) // 2
+    value = known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2
+    return round(float(value), 4)
+
+
+def _mean_unnecessary(rows: Any) -> float | None:
+    known = rows["unnecessary"].dropna()
+    return None if known.empty else float(known.mean())
+
+
+def _moves_over_optimum(rows: Any) -> float | None:
+    optimum = float(rows["optimal_moves"].sum())
+    return None if optimum <= 0 else float(rows["moved"].sum()) / optimum
+
+
+def _true(series: Any) -> Any:
+    return series == True  # noqa: E712 - pandas element-wise
+
+
+def _kinds_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The failure kinds of a failing row, most severe first: its ``failures`` column (grading.failure's
+    verdict), ``crash`` when stickyproof's grading crashed; on rows written before the column existed,
+    the violated invariants (and ``error`` for an assignor error)."""
+    if crashed_row(row):
+        return ("crash",)
+    failures = row.get("failures")
+    if isinstance(failures, str) and failures:
+        return tuple(failures.split(","))
+    kinds = [name.replace("_", "-") for name in INVARIANTS if row.get(name) is True]
+    error = row.get("error")
+    if isinstance(error, str) and error:
+        kinds.insert(0, "error")
+    return tuple(kinds) or ("unknown",)
+
+
+def _explanation_of(row: Mapping[str, Any]) -> str:
+    """What explains a failing row: ``unexpected`` (no rule, or a crash of the grading), else its labels'
+    categories (``grading.hazards``: hazard, kafka-bug, historical)."""
+    if crashed_row(row):
+        return "unexpected"
+    unexpected = row.get("unexpected")
+    if isinstance(unexpected, str) and unexpected:
+        return "unexpected"
+    categories = row.get("hazard_categories")
+    return categories if isinstance(categories, str) and categories else "unlabelled"
+
+
+def _failures_by_kind(failing_rows: Any) -> tuple[tuple[str, str, int], ...]:
+    counts: dict[tuple[str, str], int] = {}
+    columns = [c for c in ("valid", "error", "skipped", "failures", "unexpected", "hazard_categories", *INVARIANTS)
+               if c in failing_rows]
+    for row in failing_rows[columns].to_dict("records"):
+        row = {k: (None if v is None or v != v else (bool(v) if k in INVARIANTS or k == "valid" else v))
+               for k, v in row.items()}
+        key = ("+".join(_kinds_of(row)), _explanation_of(row))
+        counts[key] = counts.get(key, 0) + 1
+    return tuple((k, e, n) for (k, e), n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
     graded = frame[frame["valid"].notna()]
-    valid = graded["valid"] == True  # noqa: E712 - pandas element-wise
+    valid = _true(graded["valid"])
     ok = graded[valid]
+    # stickiness says something only where a move was possible: the optimum keeps something
+    movable = ok[~(ok["optimal_kept"] == 0)]
+    measured = movable["stickiness"].dropna()
+    proven = movable.loc[movable["stickiness"].notna(), "proven"]
     balanced = graded["contract_balanced"]
     known = graded[graded["optimal_moves"].notna() & graded["moved"].notna()]
-    optimum = float(known["optimal_moves"].sum())
-    follow = frame["follow_up"] == True  # noqa: E712
+    follow = _true(frame["follow_up"])
     started = int((frame["follow_up"] == False).sum())  # noqa: E712
-    failing = frame["failing"] == True  # noqa: E712 - the rows' own column (grading.failure)
+    failing = _true(frame["failing"])  # the rows' own column (grading.failure)
     crashed = failing & frame["valid"].isna()  # failing without a verdict: the grading crashed
+    by_kind = _failures_by_kind(frame[failing])
+    errors = sum(n for kinds, _, n in by_kind if set(kinds.split("+")) & set(ERROR_KINDS))
     monitor_failed = (histories[[monitor_column(m) for m in MONITORS]] == False).any(axis=1)  # noqa: E712
     return SummaryLine(
         assignor=assignor,
@@ -153,20 +263,29 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
         rows=int(len(graded)),
         histories=int(len(histories)),
         valid_pct=_pct(valid, graded["valid"].notna()),
-        balanced_pct=_pct(balanced == True, balanced.notna()),  # noqa: E712
-        stickiness_p50=_quantile(ok["stickiness"], 0.5),
-        stickiness_p5=_quantile(ok["stickiness"], 0.05),
-        unnecessary_per_rebalance=None if ok["unnecessary"].dropna().empty else round(float(ok["unnecessary"].dropna().mean()), 4),
+        balanced_pct=_pct(_true(balanced), balanced.notna()),
+        stickiness_p50=_quantile(measured, 0.5),
+        stickiness_p5=_quantile(measured, 0.05),
+        unnecessary_per_rebalance=_median_over_histories(ok, _mean_unnecessary),
         follow_ups_per_rebalance=None if started == 0 else round(float(follow.sum()) / started, 4),
-        moves_over_optimum=None if optimum <= 0 else round(float(known["moved"].sum()) / optimum, 4),
+        moves_over_optimum=_median_over_histories(known, _moves_over_optimum),
         assign_ms_p50=_quantile(frame["assign_seconds"], 0.5, 1000.0),
         assign_ms_p99=_quantile(frame["assign_seconds"], 0.99, 1000.0),
         failing=int(failing.sum()),
         # a crashed grading or history run has no cause a rule could name: unexpected too
         unexpected=int(frame["unexpected"].notna().sum() + crashed.sum() + histories["error"].notna().sum()),
-        errors=int(crashed.sum()),
+        errors=int(errors),
         monitor_failures=int(monitor_failed.sum()),
-        violations={name: int((frame[name] == True).sum()) for name in INVARIANTS},  # noqa: E712
+        violations={name: int(_true(frame[name]).sum()) for name in INVARIANTS},
+        stickiness_mean=None if measured.empty else round(float(measured.mean()), 4),
+        at_optimum_pct=None if measured.empty else round(100.0 * float((measured >= 1.0).sum()) / len(measured), 2),
+        proven_pct=None if proven.empty else round(100.0 * float(_true(proven).sum()) / len(proven), 2),
+        unmeasured=int(movable["stickiness"].isna().sum()),
+        nothing_to_keep=int((ok["optimal_kept"] == 0).sum()),
+        crashes=int(crashed.sum()),
+        failures_by_kind=by_kind,
+        monitors_failed=tuple((m, int(n)) for m in MONITORS
+                              if (n := (histories[monitor_column(m)] == False).sum())),  # noqa: E712
     )
 
 
@@ -198,3 +317,56 @@ def summarize(out: Path | str, *, by: str | None = None) -> Summary:
     out = Path(out)
     rebalances, histories = load_frames(out)
     return summarize_frame(out, rebalances, histories, by=by)
+
+
+# ------------------------------------------------------------------------------------------
+# The verdict in words
+
+
+#: How a failing row's labels read in a verdict (``grading.hazards.CATEGORIES``, and the rest).
+EXPLANATIONS = {
+    "hazard": "known Kafka hazard",
+    "kafka-bug": "Kafka bug on reachable states",
+    "historical": "historical incident",
+    "unexpected": "unexpected",
+    "unlabelled": "unlabelled",
+}
+_KIND_WORDS = {
+    "error": "assignor errors",
+    "time-limit": "past the time limit",
+    "crash": "grading crashes (stickyproof's own)",
+}
+
+
+def _explained(explanation: str) -> str:
+    return ", ".join(EXPLANATIONS.get(c, c) for c in explanation.split(","))
+
+
+def verdict_line(line: SummaryLine) -> str:
+    """One assignor's verdict as a sentence that reads alone: every promise kept on N of N rebalances,
+    or how many failed and how (by kind and by what explains them); then, where a move was possible,
+    how much of what the optimum keeps it kept."""
+    total = line.rows + line.crashes
+    histories = f" ({line.histories:,} histories)" if line.histories else ""
+    if line.failing == 0:
+        text = f"{line.assignor}: kept every promise on {total:,} of {total:,} rebalances{histories}"
+    else:
+        kinds = {k for group, _, _ in line.failures_by_kind for k in group.split("+")}
+        verb = "failed" if kinds & {*ERROR_KINDS, "crash", "unknown"} else "broke a promise"
+        groups = ", ".join(f"{n:,} {_KIND_WORDS.get(k, k)} ({_explained(e)})" for k, e, n in line.failures_by_kind)
+        text = f"{line.assignor}: {line.failing:,} of {total:,} rebalances{histories} {verb}: {groups}"
+    if line.monitor_failures:
+        which = ", ".join(m for m, _ in line.monitors_failed)
+        text += (f"; {line.monitor_failures:,} of {line.histories:,} histories failed a group-protocol check"
+                 + (f" ({which})" if which else ""))
+    if line.stickiness_p50 is not None:
+        text += (f"; where partitions could stay, it kept a median {100 * line.stickiness_p50:.1f}% of the most "
+                 f"that could (mean {100 * (line.stickiness_mean or 0):.1f}%)")
+    if line.unmeasured:
+        text += f"; {line.unmeasured:,} rebalances unmeasured (no optimum computed)"
+    return text
+
+
+def verdict_lines(summary: Summary) -> list[str]:
+    """One verdict sentence per assignor (``verdict_line`` of each ``all`` line), assignors sorted."""
+    return [verdict_line(line) for line in summary.overall()]
