@@ -19,7 +19,7 @@ import pytest
 
 from stickyproof.sweep.columns import HISTORY, INVARIANTS, REBALANCE, arrow_schema, empty_row
 from stickyproof.sweep.findings import collect_findings
-from stickyproof.sweep.report import _cumulative, _moves_possible, _stickiness, _verdicts, _worst_rows, write_report
+from stickyproof.sweep.report import _cumulative, _moves_possible, _stickiness, _worst_rows, write_report
 from stickyproof.sweep.rows import history_document
 from stickyproof.sweep.store import SweepDir, failure_file_name, history_file_name
 from stickyproof.sweep.summary import load_frames, summarize_frame
@@ -82,7 +82,7 @@ def sample_rows() -> list[dict]:
 def test_report_opens_with_the_verdict_then_the_table_the_ecdf_and_the_worst_rebalances(tmp_path):
     path, _, _ = report_of(SweepDir(tmp_path / "run"), sample_rows())
     text = path.read_text()
-    order = ["id=verdict", "range: 1 of 4 rebalances (2 histories) failed: 1 imbalance",
+    order = ["id=verdict", "range: 1 of 4 rebalances (2 histories) broke a promise: 1 imbalance",
              "sticky: kept every promise on 4 of 4 rebalances (2 histories)", "<table class=summary",
              "Stickiness per assignor (ECDF)", "id=worst", "Cumulative moves", "Assign time against group size",
              "id=triage"]
@@ -90,27 +90,6 @@ def test_report_opens_with_the_verdict_then_the_table_the_ecdf_and_the_worst_reb
     assert positions == sorted(positions)
     assert text.count("data:image/png;base64,") == 3
     assert "src='http" not in text and "<script" not in text  # nothing loaded from elsewhere
-
-
-def test_verdicts_name_each_failure_kind_and_its_count(tmp_path):
-    rows = (history_rows(0, 0, "sticky", fail=1, kind="duplicate") + history_rows(0, 1, "sticky", fail=2)
-            + history_rows(0, 2, "sticky", fail=2) + history_rows(0, 0, "range"))
-    out = SweepDir(tmp_path / "run")
-    write_rows(out, rows)
-    rebalances, histories = load_frames(out.root)
-    lines = _verdicts(summarize_frame(out.root, rebalances, histories), rebalances)
-    assert lines == ["range: kept every promise on 2 of 2 rebalances (1 history)",
-                     "sticky: 3 of 6 rebalances (3 histories) failed: 2 imbalance, 1 duplicate (3 unexpected)"]
-
-
-def test_a_crash_of_the_grading_is_named_as_such_and_counted_among_the_rebalances(tmp_path):
-    rows = history_rows(0, 0, "range")
-    rows[1].update(valid=None, failing=True, failures=None, unexpected=None, error="grade: SolverError: boom")
-    out = SweepDir(tmp_path / "run")
-    write_rows(out, rows)
-    rebalances, histories = load_frames(out.root)
-    assert _verdicts(summarize_frame(out.root, rebalances, histories), rebalances) == [
-        "range: 1 of 2 rebalances (1 history) failed: 1 grading crashed (1 unexpected)"]
 
 
 def test_stickiness_is_measured_only_where_the_optimum_keeps_something(tmp_path):

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from .findings import SECTIONS, TITLES, Finding
 from .store import SweepDir, _write_atomic
-from .summary import Summary, SummaryLine
+from .summary import Summary, SummaryLine, verdict_lines
 
 __all__ = ["write_report", "SUMMARY_HEADERS", "summary_cells", "FIGURES", "WORST"]
 
@@ -45,9 +45,16 @@ table.findings td,table.worst td{overflow-wrap:anywhere}table.findings td:last-c
 @media (max-width:1100px){body{padding:0 .5em}table{font-size:.78em}td,th{padding:2px 4px}}
 """
 
-SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-balanced %", "stickiness p50",
-                   "stickiness p5", "unnecessary moves / rebalance", "follow-ups / rebalance", "moves / optimum",
-                   "assign ms p50", "assign ms p99", "failing rows", "unexpected")
+SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-balanced %",
+                   "stickiness median*", "stickiness mean*", "at the optimum %*", "optimum proven %", "unmeasured",
+                   "unnecessary moves / rebalance (history median)", "moves / optimum (history median)",
+                   "follow-ups / rebalance", "assign ms p50", "assign ms p99", "failing rows", "assignor errors",
+                   "unexpected")
+#: What the starred headers mean, printed under the table.
+SUMMARY_NOTE = ("* over valid rebalances where a move was possible (the optimum keeps something); an optimum keeping "
+                "nothing would make every assignor read 1.0. Unmeasured: valid rows with no optimum computed, "
+                "never dropped silently. History median: the median of each history's own figure, so one large "
+                "history does not set it.")
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -57,11 +64,13 @@ def _f(value: Any, digits: int = 2) -> str:
 
 
 def summary_cells(line: SummaryLine) -> tuple[str, ...]:
-    """The cells of one summary line, in ``SUMMARY_HEADERS`` order (the console uses them too)."""
+    """The cells of one summary line, in ``SUMMARY_HEADERS`` order."""
     return (line.assignor if line.klass == "all" else f"  {line.klass}", str(line.rows), str(line.histories),
-            _f(line.valid_pct, 1), _f(line.balanced_pct, 1), _f(line.stickiness_p50, 3), _f(line.stickiness_p5, 3),
-            _f(line.unnecessary_per_rebalance, 2), _f(line.follow_ups_per_rebalance, 2), _f(line.moves_over_optimum, 2),
-            _f(line.assign_ms_p50, 1), _f(line.assign_ms_p99, 1), str(line.failing), str(line.unexpected))
+            _f(line.valid_pct, 1), _f(line.balanced_pct, 1), _f(line.stickiness_p50, 3), _f(line.stickiness_mean, 3),
+            _f(line.at_optimum_pct, 1), _f(line.proven_pct, 1), str(line.unmeasured),
+            _f(line.unnecessary_per_rebalance, 2), _f(line.moves_over_optimum, 2), _f(line.follow_ups_per_rebalance, 2),
+            _f(line.assign_ms_p50, 1), _f(line.assign_ms_p99, 1), str(line.failing), str(line.errors),
+            str(line.unexpected))
 
 
 def _png(fig: Any) -> str:
@@ -71,42 +80,6 @@ def _png(fig: Any) -> str:
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _verdicts(summary: Summary, rebalances: Any = None) -> list[str]:
-    """One verdict line per assignor, in words: rebalances graded and, when some failed, how many by
-    failure kind (the rows' ``failures`` column, written by the one failure definition; a failing row
-    without one is a crash of the grading, never the assignor's). Stands in for the summary's own
-    verdict wording, which should replace it (one call site, ``write_report``)."""
-    kinds: dict[str, dict[str, int]] = {}
-    totals: dict[str, int] = {}
-    if rebalances is not None and len(rebalances) and "failures" in rebalances:
-        run = rebalances[rebalances["skipped"].isna()]
-        # graded, or failing without a verdict (the grading crashed): every rebalance the line speaks of
-        judged = run[run["valid"].notna() | (run["failing"] == True)]  # noqa: E712
-        totals = {str(k): int(v) for k, v in judged["assignor"].value_counts().items()}
-        frame = run[run["failing"] == True]  # noqa: E712
-        for assignor, failures in zip(frame["assignor"], frame["failures"]):
-            mine = kinds.setdefault(str(assignor), {})
-            for kind in (failures.split(",") if isinstance(failures, str) and failures else ["grading crashed"]):
-                mine[kind] = mine.get(kind, 0) + 1
-    lines = []
-    for line in summary.overall():
-        total = totals.get(line.assignor, line.rows)
-        graded = (f"{total:,} rebalance{'s' if total != 1 else ''} "
-                  f"({line.histories:,} histor{'ies' if line.histories != 1 else 'y'})")
-        if not line.failing:
-            lines.append(f"{line.assignor}: kept every promise on {line.rows:,} of {graded}")
-            continue
-        mine = kinds.get(line.assignor, {})
-        by_kind = ", ".join(f"{n:,} {k}" for k, n in sorted(mine.items(), key=lambda kv: (-kv[1], kv[0])))
-        text = f"{line.assignor}: {line.failing:,} of {graded} failed"
-        if by_kind:
-            text += f": {by_kind}"
-        if line.unexpected:
-            text += f" ({line.unexpected:,} unexpected)"
-        lines.append(text)
-    return lines
 
 
 def _moves_possible(frame: Any) -> Any:
@@ -367,7 +340,7 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
     table = _table(SUMMARY_HEADERS, [tuple(html.escape(c) for c in summary_cells(line)) for line in summary.lines],
                    cls="summary")
     counts = {s: sum(1 for f in findings if f.section == s) for s in SECTIONS}
-    verdicts = _verdicts(summary, rebalances)
+    verdicts = verdict_lines(summary)
     failed = [line.assignor + ":" for line in summary.overall() if line.failing]
     items = "".join(f"<li{' class=fail' if any(v.startswith(name) for name in failed) else ''}>{html.escape(v)}</li>"
                     for v in verdicts) or "<li>no graded rebalance</li>"
@@ -390,6 +363,7 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
         " · <a href='#summary'>the table</a></p></section>",
         "<h2 id=summary>Summary</h2>",
         f"<div class=box>{table}</div>",
+        f"<p class=muted>{html.escape(SUMMARY_NOTE)}</p>",
         "<p>Each line grades one assignor on every rebalance of every history: <em>valid %</em> is the share "
         "where it kept every promise of its own contract (range: per-topic balance; round robin: balance on equal "
         "subscriptions; the sticky family: Kafka's balance), and <em>stickiness</em> is the share of what members "
