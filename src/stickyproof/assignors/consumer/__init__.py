@@ -1,0 +1,34 @@
+"""KIP-848's server-side assignors, ported from Kafka's group coordinator: ``uniform`` and the
+coordinator's ``range`` (registry name ``consumer-range``). They take the coordinator's input
+(``spec.group_spec`` of a consumer-group scenario), not a classic leader's, so they live apart
+from the classic assignors and share no code with them.
+
+    assign_consumer_group(scenario, name) -> Assignment
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...errors import UnknownAssignor
+from ...model import Assignment, Scenario
+from .range import assign_consumer_range
+from .spec import ConsumerGroupSpec, group_spec, to_assignment
+from .uniform import assign_uniform
+
+__all__ = ["CONSUMER_GROUP_ASSIGNORS", "assign_consumer_group", "group_spec"]
+
+CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
+    "uniform": assign_uniform,
+    "uniform@4.0": lambda spec: assign_uniform(spec, kafka_18688_fixed=False),
+    "consumer-range": assign_consumer_range,
+}
+
+
+def assign_consumer_group(scenario: Scenario, name: str) -> Assignment:
+    """Run server-side assignor ``name`` on a consumer-group scenario; the new target of every member."""
+    fn = CONSUMER_GROUP_ASSIGNORS.get(name)
+    if fn is None:
+        raise UnknownAssignor(f"no server-side assignor {name!r} (known: {', '.join(CONSUMER_GROUP_ASSIGNORS)})")
+    spec = group_spec(scenario)
+    return to_assignment(spec, fn(spec), [m.id for m in scenario.members])
