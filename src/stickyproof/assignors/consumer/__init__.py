@@ -20,7 +20,7 @@ __all__ = ["CONSUMER_GROUP_ASSIGNORS", "assign_consumer_group", "group_spec"]
 
 CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
     "uniform": assign_uniform,
-    "uniform@4.0": lambda spec: assign_uniform(spec, kafka_18688_fixed=False),
+    "uniform@4.0.0": lambda spec: assign_uniform(spec, kafka_18688_fixed=False),
     "consumer-range": assign_consumer_range,
 }
 

@@ -7,7 +7,7 @@ quota in ``memberIds()`` order. Ties are Java's: which topic's partitions a memb
 its target map's iteration order, which partitions follow its sets' order, and the unassigned
 list starts with never-assigned partitions in the subscription set's order.
 
-KAFKA-18688: before the fix a member took the extra partition whenever one was left, so only
+KAFKA-18688 (fixed in 4.0.1 and 4.1.0; 4.0.0 has the old code): before the fix a member took the extra partition whenever one was left, so only
 members early in iteration order could keep an owned "+1" partition and an already balanced
 group moved partitions. Now a member under ``minQuota + 1`` gives up its claim to the extra
 partition while enough members remain to take the extras (``give_up_extra``).
