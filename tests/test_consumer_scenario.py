@@ -93,3 +93,31 @@ def test_topic_ids_order_as_signed_longs():
     assert any(u.int >> 127 for u in ids)  # some ids have the sign bit set: signed order differs from unsigned
     signed = sorted(ids, key=uuid_order_key)
     assert signed != sorted(ids, key=lambda u: u.int)
+
+
+def test_a_stated_topic_id_is_kept_and_read_as_kafka_prints_it():
+    from stickyproof.model.topic_ids import kafka_uuid_string, parse_kafka_uuid, topic_ids_of
+
+    doc = _with(lambda d: d["topics"].update(orders={"partitions": 6, "id": "T1-A4s3VTwiI5CTbEp6POw"}))
+    scenario = scenario_from_dict(doc)
+    assert scenario_to_dict(scenario) == doc
+    ids = topic_ids_of(scenario.topics)
+    assert kafka_uuid_string(ids["orders"]) == "T1-A4s3VTwiI5CTbEp6POw" and ids["audit"] == topic_id("audit")
+    assert parse_kafka_uuid(kafka_uuid_string(topic_id("x"))) == topic_id("x")
+
+
+@pytest.mark.parametrize("bad, words", [("short", "22 base64url"), ("AAAAAAAAAAAAAAAAAAAAAA", "reserved"), ("T1-A4s3VTwiI5CTbEp6PO!", "22 base64url")])
+def test_a_bad_topic_id_is_refused(bad, words):
+    with pytest.raises(InvalidScenario) as err:
+        scenario_from_dict(_with(lambda d: d["topics"].update(orders={"partitions": 6, "id": bad})))
+    assert err.value.path == "topics.orders.id" and words in str(err.value)
+
+
+def test_two_topics_with_one_id_and_an_id_in_a_classic_group_are_refused():
+    same = {"partitions": 2, "id": "T1-A4s3VTwiI5CTbEp6POw"}
+    with pytest.raises(InvalidScenario, match="a topic id names one topic"):
+        scenario_from_dict(_with(lambda d: d["topics"].update(orders=dict(same, partitions=6), audit=same)))
+    classic = {"format": "stickyproof.scenario/1", "topics": {"t": same}, "members": [{"id": "c", "topics": ["t"]}]}
+    with pytest.raises(InvalidScenario) as err:
+        scenario_from_dict(classic)
+    assert err.value.path == "topics.t.id"

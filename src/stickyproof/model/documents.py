@@ -97,7 +97,7 @@ def _text(value: Any, path: str, what: str) -> str:
 
 def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
     if isinstance(raw, Mapping):
-        _check_keys(raw, ("partitions", "racks"), path)
+        _check_keys(raw, ("partitions", "racks", "id"), path)
         count = _int(_require(raw, "partitions", path), f"{path}.partitions", "a partition count")
         if count < 0:
             raise InvalidScenario(f"{path}.partitions", f"negative partition count {count}")
@@ -116,7 +116,15 @@ def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
                 _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
                 parsed.append(tuple(_text(r, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
             racks = tuple(parsed)
-        return Topic(name, count, racks)
+        topic_id = raw.get("id")
+        if topic_id is not None:
+            from .topic_ids import parse_kafka_uuid
+
+            try:
+                parse_kafka_uuid(topic_id)
+            except ValueError as exc:
+                raise InvalidScenario(f"{path}.id", f"{_short(topic_id)}: {exc}") from None
+        return Topic(name, count, racks, topic_id)
     count = _int(raw, path, "a partition count or {partitions, racks}")
     if count < 0:
         raise InvalidScenario(path, f"negative partition count {count}")
@@ -202,6 +210,10 @@ def scenario_from_dict(doc: Any) -> Scenario:
         seen[m.id] = i
     if group_protocol == CONSUMER:
         _check_consumer_members(members_raw, topics, members)
+    else:
+        for t in topics:
+            if t.id is not None:
+                raise InvalidScenario(f"topics.{t.name}.id", "a topic id reaches consumer-group assignors only (group_protocol \"consumer\")")
     return Scenario(topics, members, protocol, name, group_protocol)
 
 
@@ -227,6 +239,13 @@ def _check_consumer_members(members_raw: list[Any], topics: tuple[Topic, ...], m
                     "a consumer-group member (KIP-848) carries no generation, protocol version or assignor list; leave the field out",
                 )
     counts = {t.name: t.partitions for t in topics}
+    from .topic_ids import topic_ids_of
+
+    named: dict[object, str] = {}
+    for name, tid in topic_ids_of(topics).items():
+        if tid in named:
+            raise InvalidScenario(f"topics.{name}", f"has the topic id of topic {named[tid]!r}: a topic id names one topic")
+        named[tid] = name
     holder: dict[TopicPartition, int] = {}
     for i, m in enumerate(members):
         for tp in m.owned:
@@ -272,7 +291,14 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     """The canonical scenario document (every field written, owned partitions in claim order)."""
     topics: dict[str, Any] = {}
     for t in scenario.topics:
-        topics[t.name] = t.partitions if t.racks is None else {"partitions": t.partitions, "racks": [list(r) for r in t.racks]}
+        if t.racks is None and t.id is None:
+            topics[t.name] = t.partitions
+        else:
+            topics[t.name] = {"partitions": t.partitions}
+            if t.racks is not None:
+                topics[t.name]["racks"] = [list(r) for r in t.racks]
+            if t.id is not None:
+                topics[t.name]["id"] = t.id
     members = []
     consumer = scenario.group_protocol == CONSUMER
     for m in scenario.members:

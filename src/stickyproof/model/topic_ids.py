@@ -12,10 +12,13 @@ the very same ids. A version-3 UUID is never Kafka's reserved ``Uuid.ZERO_UUID``
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import uuid
+from typing import Iterable
 
-__all__ = ["topic_id", "uuid_bits", "java_uuid_hash", "uuid_order_key"]
+__all__ = ["topic_id", "parse_kafka_uuid", "kafka_uuid_string", "topic_ids_of", "uuid_bits", "java_uuid_hash", "uuid_order_key"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -45,3 +48,28 @@ def java_uuid_hash(u: uuid.UUID) -> int:
 def uuid_order_key(u: uuid.UUID) -> tuple[int, int]:
     """Sort key reproducing ``Uuid.compareTo``: most significant long, then least, both signed."""
     return uuid_bits(u)
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    """``Uuid.fromString``: 22 base64url characters (no padding) of 16 bytes; ``ValueError`` naming
+    the rule otherwise, and for Kafka's reserved ids (zero, and the metadata topic's (0, 1))."""
+    if not isinstance(text, str) or len(text) != 22:
+        raise ValueError("a topic id is 22 base64url characters (Kafka's Uuid.toString)")
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (binascii.Error, ValueError):
+        raise ValueError("a topic id is 22 base64url characters (Kafka's Uuid.toString)") from None
+    u = uuid.UUID(bytes=raw)
+    if u.int in (0, 1):
+        raise ValueError("a topic id cannot be Kafka's reserved zero or metadata-topic id")
+    return u
+
+
+def kafka_uuid_string(u: uuid.UUID) -> str:
+    """``Uuid.toString``: the 16 bytes in base64url without padding."""
+    return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
+
+
+def topic_ids_of(topics: Iterable) -> dict[str, uuid.UUID]:
+    """Name -> id for a scenario's topics: the stated id (``Topic.id``) or the name's derived one."""
+    return {t.name: parse_kafka_uuid(t.id) if t.id is not None else topic_id(t.name) for t in topics}

@@ -34,6 +34,9 @@ class Topic:
     name: str
     partitions: int
     racks: tuple[tuple[str, ...], ...] | None = None
+    id: str | None = None
+    """Consumer groups only: the topic's Kafka ``Uuid`` as Kafka prints it (22 base64url characters),
+    when a scenario states it; None derives it from the name (``model.topic_ids``)."""
 
     def partition_list(self) -> list[TopicPartition]:
         return [TopicPartition(self.name, p) for p in range(self.partitions)]

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 from ...javaorder import hashmap_capacity, hashmap_order, java_string_hash
 from ...model import Assignment, Scenario, TopicPartition
-from ...model.topic_ids import java_uuid_hash, topic_id
+from ...model.topic_ids import java_uuid_hash, topic_id, topic_ids_of
 
 __all__ = [
     "HOMOGENEOUS",
@@ -124,15 +124,15 @@ def _member_spec(member, known: dict[str, TopicId]) -> MemberSpec:
     by_topic: dict[str, list[int]] = {}
     for tp in member.owned:
         by_topic.setdefault(tp.topic, []).append(tp.partition)
-    ids = [topic_id(t) for t in by_topic]
-    parts = {topic_id(t): integer_set_order(p, capacity=hashset_copy_capacity(len(p))) for t, p in by_topic.items()}
+    ids = [known.get(t) or topic_id(t) for t in by_topic]
+    parts = {known.get(t) or topic_id(t): integer_set_order(p, capacity=hashset_copy_capacity(len(p))) for t, p in by_topic.items()}
     order = uuid_set_order(ids, capacity=hashmap_capacity(len(ids)))
     return MemberSpec(member.id, subscribed, len(names), tuple((t, parts[t]) for t in order), member.rack, member.instance_id)
 
 
 def group_spec(scenario: Scenario) -> ConsumerGroupSpec:
     """The assignor's input for ``scenario`` (a consumer group, docs/scenario-format.md)."""
-    known = {t.name: topic_id(t.name) for t in scenario.topics}
+    known = topic_ids_of(scenario.topics)
     by_id = {m.id: m for m in scenario.members}
     order = hashmap_order([m.id for m in scenario.members], java_string_hash)
     return ConsumerGroupSpec(

@@ -48,7 +48,8 @@ import java.util.UUID;
  * knows, in the name set's order, size() counting every name); each target as Assignment.fromRecord
  * builds it (a HashMap of topic id to new HashSet<Integer>(partitions), topics in document order);
  * the subscription type as ModernGroup.subscriptionType decides it; the inverted target assignment
- * from all targets. Topic ids are UUID.nameUUIDFromBytes of the name's UTF-8 bytes.
+ * from all targets. A topic's id is the one the scenario states ("id", Uuid.toString form), else
+ * UUID.nameUUIDFromBytes of the name's UTF-8 bytes.
  *
  * Usage: CoordinatorPeer NAME (uniform | consumer-range), or --list.
  */
@@ -102,10 +103,10 @@ public final class CoordinatorPeer {
         Map<Uuid, Integer> counts = new HashMap<>();
         Map<Uuid, List<Set<String>>> racks = new HashMap<>();
         doc.get("topics").fields().forEachRemaining(e -> {
-            Uuid id = topicId(e.getKey());
+            JsonNode v = e.getValue();
+            Uuid id = v.isObject() && v.hasNonNull("id") ? Uuid.fromString(v.get("id").asText()) : topicId(e.getKey());
             ids.put(e.getKey(), id);
             names.put(id, e.getKey());
-            JsonNode v = e.getValue();
             counts.put(id, v.isInt() ? v.asInt() : v.get("partitions").asInt());
             if (v.isObject() && v.has("racks")) {
                 List<Set<String>> perPartition = new ArrayList<>();
@@ -135,7 +136,7 @@ public final class CoordinatorPeer {
                 owned.fields().forEachRemaining(e -> {
                     List<Integer> parts = new ArrayList<>();
                     e.getValue().forEach(p -> parts.add(p.asInt()));
-                    Uuid id = topicId(e.getKey());
+                    Uuid id = ids.getOrDefault(e.getKey(), topicId(e.getKey()));
                     target.put(id, new HashSet<>(parts));
                     parts.forEach(p -> inverted.computeIfAbsent(id, k -> new HashMap<>()).put(p, memberId));
                 });
