@@ -25,10 +25,12 @@ CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
 }
 
 
-def assign_consumer_group(scenario: Scenario, name: str) -> Assignment:
-    """Run server-side assignor ``name`` on a consumer-group scenario; the new target of every member."""
+def assign_consumer_group(scenario: Scenario, name: str, *, linked_targets: bool = False,
+                          subscription_type: str | None = None) -> Assignment:
+    """Run server-side assignor ``name`` on a consumer-group scenario; the new target of every member.
+    ``linked_targets``, ``subscription_type``: Kafka's test fixtures only (``spec.group_spec``)."""
     fn = CONSUMER_GROUP_ASSIGNORS.get(name)
     if fn is None:
         raise UnknownAssignor(f"no server-side assignor {name!r} (known: {', '.join(CONSUMER_GROUP_ASSIGNORS)})")
-    spec = group_spec(scenario)
+    spec = group_spec(scenario, linked_targets=linked_targets, subscription_type_override=subscription_type)
     return to_assignment(spec, fn(spec), [m.id for m in scenario.members])

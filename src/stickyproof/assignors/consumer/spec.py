@@ -118,7 +118,7 @@ def subscription_type(scenario: Scenario) -> str:
     return HOMOGENEOUS if all(c == len(scenario.members) for c in counts.values()) else HETEROGENEOUS
 
 
-def _member_spec(member, known: dict[str, TopicId]) -> MemberSpec:
+def _member_spec(member, known: dict[str, TopicId], linked_targets: bool) -> MemberSpec:
     names = hashmap_order(member.topics, java_string_hash, capacity=hashset_copy_capacity(len(member.topics)))
     subscribed = tuple(known[n] for n in names if n in known)
     by_topic: dict[str, list[int]] = {}
@@ -126,18 +126,23 @@ def _member_spec(member, known: dict[str, TopicId]) -> MemberSpec:
         by_topic.setdefault(tp.topic, []).append(tp.partition)
     ids = [known.get(t) or topic_id(t) for t in by_topic]
     parts = {known.get(t) or topic_id(t): integer_set_order(p, capacity=hashset_copy_capacity(len(p))) for t, p in by_topic.items()}
-    order = uuid_set_order(ids, capacity=hashmap_capacity(len(ids)))
+    order = tuple(ids) if linked_targets else uuid_set_order(ids, capacity=hashmap_capacity(len(ids)))
     return MemberSpec(member.id, subscribed, len(names), tuple((t, parts[t]) for t in order), member.rack, member.instance_id)
 
 
-def group_spec(scenario: Scenario) -> ConsumerGroupSpec:
-    """The assignor's input for ``scenario`` (a consumer group, docs/scenario-format.md)."""
+def group_spec(scenario: Scenario, *, linked_targets: bool = False, subscription_type_override: str | None = None) -> ConsumerGroupSpec:
+    """The assignor's input for ``scenario`` (a consumer group, docs/scenario-format.md).
+
+    ``linked_targets``: each target's topics iterate in the order written, as a ``LinkedHashMap``
+    would (Kafka's tests build some targets with ``mkOrderedAssignment``); ``subscription_type_override``:
+    the type a Kafka test states where the coordinator would decide otherwise. The coordinator does
+    neither, so only the Kafka-case replay (tests/kafka_cases_consumer) asks for them."""
     known = topic_ids_of(scenario.topics)
     by_id = {m.id: m for m in scenario.members}
     order = hashmap_order([m.id for m in scenario.members], java_string_hash)
     return ConsumerGroupSpec(
-        members=tuple(_member_spec(by_id[i], known) for i in order),
-        subscription_type=subscription_type(scenario),
+        members=tuple(_member_spec(by_id[i], known, linked_targets) for i in order),
+        subscription_type=subscription_type_override or subscription_type(scenario),
         partition_counts={known[t.name]: t.partitions for t in scenario.topics},
         topic_names={known[t.name]: t.name for t in scenario.topics},
     )
