@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
-from ..errors import AssignorTimeLimit, InvalidOption
+from ..errors import AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade
 
@@ -40,6 +40,8 @@ __all__ = [
     "grade_assignment",
     "unsupported_reason",
     "leader_run",
+    "consumer_group_run",
+    "DEFAULT_SERVER_ASSIGNOR",
     "bounded",
     "call_with_limit",
     "sees_its_history",
@@ -162,8 +164,31 @@ def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Lim
     assignor call bounded by ``limits.assignor_seconds`` (``bounded``)."""
     from ..leader import lead
 
+    if info.consumer_group is not None:
+        raise UnknownAssignor(
+            f"{info.name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
+            "not a classic group's leader"
+        )
     bound = bounded(info, limits.assignor_seconds)
     return lambda scenario: lead(scenario, bound, direct=direct).assignment
+
+
+DEFAULT_SERVER_ASSIGNOR = "uniform"
+"""The assignor a consumer group gets when none is named: the first of the broker's
+``group.consumer.assignors`` default (``uniform,range``)."""
+
+
+def consumer_group_run(info: AssignorInfo, *, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
+    """A server-side (KIP-848) assignor as the group coordinator calls it: a consumer-group scenario's
+    members, subscriptions and current targets handed over as its ``GroupSpec`` (no leader, no wire),
+    the call bounded by ``limits.assignor_seconds``. ``UnknownAssignor`` for a classic assignor."""
+    if info.consumer_group is None:
+        raise UnknownAssignor(
+            f"{info.name} is a classic (leader-side) assignor; a consumer group (group_protocol \"consumer\") is assigned "
+            "by a server-side one: uniform, consumer-range, uniform@4.0.0, kafka-java:uniform@VERSION, kafka-java:consumer-range@VERSION"
+        )
+    fn = info.consumer_group
+    return lambda scenario: call_with_limit(lambda: fn(scenario), limits.assignor_seconds)
 
 
 # ------------------------------------------------------------------------------------------
