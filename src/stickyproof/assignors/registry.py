@@ -74,7 +74,7 @@ from ..model import (
     scenario_to_dict,
 )
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
-from .consumer import assign_consumer_group
+from .consumer import SERVER_SIDE_RELEASES, assign_consumer_group
 from .info import AssignorInfo
 from .range import assign_range
 from .releases import RELEASES, Release
@@ -152,12 +152,8 @@ def _consumer_builtin(name: str) -> Callable[[Scenario], Assignment]:
 
 
 _CONSUMER_GROUP_BUILTINS: tuple[AssignorInfo, ...] = (
-    consumer_group_row("uniform", "uniform", _consumer_builtin("uniform"),
-                       "UniformAssignor (KIP-848, server side; Kafka 4.0.1 on): homogeneous groups sizes within one, "
-                       "sticky up to quota; heterogeneous groups balanced topic by topic, at most 16 rounds"),
-    consumer_group_row("uniform@4.0.0", "uniform", _consumer_builtin("uniform@4.0.0"),
-                       "UniformAssignor as in Kafka 4.0.0: the homogeneous builder before KAFKA-18688's fix (only members "
-                       "early in iteration order keep an owned +1 partition)", variant="4.0.0"),
+    *(consumer_group_row(r.name, r.kafka_name, _consumer_builtin(r.name), r.description, variant=r.version)
+      for r in SERVER_SIDE_RELEASES),
     consumer_group_row("consumer-range", "range", _consumer_builtin("consumer-range"),
                        "the group coordinator's RangeAssignor (KIP-848, server side): per-topic contiguous ranges over "
                        "members sorted by instance id, then member id; ignores the current target"),

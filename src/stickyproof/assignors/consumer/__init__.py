@@ -8,19 +8,20 @@ from the classic assignors and share no code with them.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 from ...errors import UnknownAssignor
 from ...model import Assignment, Scenario
 from .range import assign_consumer_range
+from .releases import SERVER_SIDE_RELEASES, ServerSideRelease
 from .spec import ConsumerGroupSpec, group_spec, to_assignment
 from .uniform import assign_uniform
 
-__all__ = ["CONSUMER_GROUP_ASSIGNORS", "assign_consumer_group", "group_spec"]
+__all__ = ["CONSUMER_GROUP_ASSIGNORS", "SERVER_SIDE_RELEASES", "ServerSideRelease", "assign_consumer_group", "group_spec"]
 
 CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
-    "uniform": assign_uniform,
-    "uniform@4.0.0": lambda spec: assign_uniform(spec, kafka_18688_fixed=False),
+    **{r.name: partial(assign_uniform, kafka_18688_fixed=r.kafka_18688_fixed) for r in SERVER_SIDE_RELEASES},
     "consumer-range": assign_consumer_range,
 }
 
