@@ -26,6 +26,7 @@ def _owned(assignment, member):
 def test_a_balanced_homogeneous_group_comes_back_unchanged_kafka_18688():
     # A, B hold 2 of 7 partitions and C holds the "+1" third. Before the fix (4.0.0) A, first in
     # iteration order, claimed the extra partition, so C had to give one up: a balanced group moved.
+    # (kafka-java:uniform@4.4.0 and kafka-java:uniform@4.0.0 return exactly these.)
     group = _group([("A", ["t"], {"t": [0, 1]}), ("B", ["t"], {"t": [2, 3]}), ("C", ["t"], {"t": [4, 5, 6]})], {"t": 7})
     fixed = assign_consumer_group(group, "uniform")
     assert [_owned(fixed, m) for m in "ABC"] == [[0, 1], [2, 3], [4, 5, 6]]

@@ -101,6 +101,11 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  verified against {verified['verified_against']}: agrees on "
                   f"{verified['verified_agreeing']} of {verified['verified_inputs']} inputs "
                   "(benchmarks/releases_vs_jars.py)")
+    from ..assignors.registry import list_consumer_group_assignors
+
+    print('server-side (KIP-848), for consumer groups (group_protocol "consumer"); Kafka\'s own: kafka-java:NAME@VERSION:')
+    for i in list_consumer_group_assignors():
+        print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {'':<19}  {i.description}")
     print("your own: --assignor module.path:callable (run in an isolated worker process), or exec:CMD [ARGS] "
           "(any language, models/assignor-protocol.md)")
     from ..lookup import adapters
