@@ -30,6 +30,7 @@ DEFAULT_PAIRS = (
     "consumer-range=consumer-range@4.4.0",
     "uniform=uniform@4.0.1",
     "uniform@4.0.0=uniform@4.0.0",
+    "uniform@3.9.1=uniform@3.9.1",
 )
 
 

@@ -55,7 +55,7 @@ def test_a_server_side_assignor_on_a_classic_group_is_one_line_and_exit_2(tmp_pa
     assert err.count("\n") == 1 and "server-side (KIP-848)" in err
 
 
-@pytest.mark.parametrize("name", ["uniform", "uniform@4.0.0", "consumer-range"])
+@pytest.mark.parametrize("name", ["uniform", "uniform@4.0.0", "uniform@3.9.1", "consumer-range"])
 def test_server_side_rows_are_found_by_name_but_not_listed_with_the_classic_ones(name):
     info = get_assignor(name)
     assert info.consumer_group is not None and info.protocols == ()

@@ -7,7 +7,7 @@ Names
                                               StickyAssignor, current and as released in those lines (eager only)
 ``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@2.8.1``, ``@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``
                                               CooperativeStickyAssignor (cooperative and eager)
-``uniform``, ``uniform@4.0.0``, ``consumer-range``
+``uniform``, ``uniform@4.0.0``, ``uniform@3.9.1``, ``consumer-range``
                                               KIP-848 server-side assignors (``assignors.consumer``): they assign
                                               consumer groups only (``AssignorInfo.consumer_group``), and are
                                               found by name but not listed by ``list_assignors()`` (classic only)

@@ -185,7 +185,7 @@ def consumer_group_run(info: AssignorInfo, *, limits: Limits = Limits()) -> Call
     if info.consumer_group is None:
         raise UnknownAssignor(
             f"{info.name} is a classic (leader-side) assignor; a consumer group (group_protocol \"consumer\") is assigned "
-            "by a server-side one: uniform, consumer-range, uniform@4.0.0, kafka-java:uniform@VERSION, kafka-java:consumer-range@VERSION"
+            "by a server-side one: uniform, consumer-range, uniform@4.0.0, uniform@3.9.1, kafka-java:uniform@VERSION, kafka-java:consumer-range@VERSION"
         )
     fn = info.consumer_group
     return lambda scenario: call_with_limit(lambda: fn(scenario), limits.assignor_seconds)

@@ -21,7 +21,8 @@ from .uniform import assign_uniform
 __all__ = ["CONSUMER_GROUP_ASSIGNORS", "SERVER_SIDE_RELEASES", "ServerSideRelease", "assign_consumer_group", "group_spec"]
 
 CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
-    **{r.name: partial(assign_uniform, kafka_18688_fixed=r.kafka_18688_fixed) for r in SERVER_SIDE_RELEASES},
+    **{r.name: partial(assign_uniform, kafka_18688_fixed=r.kafka_18688_fixed, kafka_17710=r.kafka_17710)
+       for r in SERVER_SIDE_RELEASES},
     "consumer-range": assign_consumer_range,
 }
 
