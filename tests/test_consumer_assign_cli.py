@@ -60,3 +60,25 @@ def test_server_side_rows_are_found_by_name_but_not_listed_with_the_classic_ones
     info = get_assignor(name)
     assert info.consumer_group is not None and info.protocols == ()
     assert name not in BUILTIN_NAMES and info not in list_assignors() and info in list_consumer_group_assignors()
+
+
+@pytest.mark.parametrize("name", ["sticky", "uniform"])
+def test_grade_refuses_a_consumer_group_in_one_line_until_it_can_grade_one(name, tmp_path, capsys):
+    # The contracts and the oracle's objective for consumer groups are still to come: a classic
+    # rebalance of a group that has no leader must not be graded as if it were one.
+    f = tmp_path / "group.json"
+    f.write_text(json.dumps(GROUP))
+    assert main(["grade", str(f), "--assignor", name]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "group_protocol" in err
+
+
+def test_sweeps_skip_consumer_groups_and_server_side_assignors():
+    from stickyproof.grading import unsupported_reason
+    from stickyproof.model import scenario_from_dict
+
+    consumer = scenario_from_dict(GROUP)
+    classic = scenario_from_dict({"format": "stickyproof.scenario/1", "topics": {"a": 2}, "members": [{"id": "c", "topics": ["a"]}]})
+    assert "KIP-848" in unsupported_reason(consumer, get_assignor("range"))
+    assert "server-side" in unsupported_reason(classic, get_assignor("uniform"))
+    assert unsupported_reason(classic, get_assignor("range")) is None

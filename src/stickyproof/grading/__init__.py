@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
-from ..errors import AssignorTimeLimit, InvalidOption, UnknownAssignor
+from ..errors import AssignorTimeLimit, InvalidOption, InvalidScenario, UnknownAssignor
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade
 
@@ -107,6 +107,10 @@ def unsupported_reason(scenario: Scenario, info: AssignorInfo) -> str | None:
     """Why ``info`` can never meet ``scenario`` in Kafka, or None: a consumer refuses a rebalance
     protocol none of its assignors supports (R36), so an eager-only assignor never leads a
     cooperative group. Such a pair is not graded: it is neither a pass nor a failure."""
+    if scenario.is_consumer_group:
+        return "a consumer group (KIP-848): not graded yet"
+    if info.consumer_group is not None:
+        return f"{info.name} is a server-side (KIP-848) assignor: no classic group runs it"
     if scenario.protocol not in info.protocols:
         return f"{scenario.protocol} protocol unsupported by {info.name} (R36)"
     return None
@@ -225,6 +229,15 @@ def grade_assignor(
     from .hazards import label_failures
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
+    if scenario.is_consumer_group:  # KIP-848: contracts and the oracle's objective for it are still to come
+        raise InvalidScenario(
+            "group_protocol", "grading a consumer group (KIP-848) is not supported yet; 'stickyproof assign' runs its server-side assignors"
+        )
+    if info.consumer_group is not None:
+        raise UnknownAssignor(
+            f"{info.name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
+            "not a classic group's leader"
+        )
     asked = scenario if leader_input is None else leader_input
     view = asked if direct else decoded_view(asked, info)
     graded = grade(
