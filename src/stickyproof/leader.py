@@ -90,9 +90,18 @@ def lead(
     itself cooperative (an eager leader of a mixed group), or the simulator's switch for it is off.
 
     Raises ``InvalidScenario`` for a group Kafka would not get this far with (no common assignor and
-    none forced; a cooperative rebalance with an eager-only assignor), ``AssignorFailure`` for the
+    none forced; a cooperative rebalance with an eager-only assignor; a consumer group, which has no
+    leader), ``AssignorFailure`` for the
     assignor's own throws and for R39's ``IllegalStateException``.
     """
+    if scenario.is_consumer_group:
+        # A consumer group (KIP-848) has no leader: its members never send JoinGroup, so a classic
+        # rebalance of it would grade something Kafka never runs.
+        raise InvalidScenario(
+            "group_protocol",
+            "a consumer group (KIP-848) has no leader to run a classic rebalance; "
+            "'stickyproof assign' runs its server-side assignors (uniform, consumer-range)",
+        )
     notes: list[str] = []
     info, selected = _choose_assignor(scenario, assignor, notes)
     protocol = rebalance_protocol(scenario, info)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ..model import Member
+from ..model import Assignment, Member, Scenario
 from .base import AssignorFn
 from .sticky_types import MemberData
 from .user_data import no_user_data, wire_member_data
@@ -42,6 +42,9 @@ class AssignorInfo:
     ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
     ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
     any other assignor); a failure is a broken promise.
+    ``consumer_group``: for a server-side (KIP-848) assignor, the call that assigns a consumer-group
+    scenario (``group_protocol`` ``consumer``): the coordinator's input, not a leader's. Such a row
+    has no classic protocols and its ``fn`` refuses a classic group. None for classic assignors.
     """
 
     name: str
@@ -56,6 +59,7 @@ class AssignorInfo:
     member_data: Callable[..., MemberData] = wire_member_data
     claims_from_user_data: bool = False
     contract: str = "kafka"
+    consumer_group: Callable[[Scenario], Assignment] | None = None
 
     @property
     def is_cooperative_sticky(self) -> bool:

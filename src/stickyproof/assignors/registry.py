@@ -7,6 +7,10 @@ Names
                                               StickyAssignor, current and as released in those lines (eager only)
 ``cooperative-sticky``, ``cooperative-sticky@2.4``, ``@2.6``, ``@2.8.1``, ``@3.3``, ``@3.4``, ``@3.5.1``, ``@3.6``
                                               CooperativeStickyAssignor (cooperative and eager)
+``uniform``, ``uniform@4.0.0``, ``uniform@3.9.1``, ``consumer-range``
+                                              KIP-848 server-side assignors (``assignors.consumer``): they assign
+                                              consumer groups only (``AssignorInfo.consumer_group``), and are
+                                              found by name but not listed by ``list_assignors()`` (classic only)
 ``package.module:callable``                   a user assignor (below)
 
 ``get_assignor(name)`` returns a frozen ``AssignorInfo``; ``list_assignors()`` the built-ins in that
@@ -70,6 +74,7 @@ from ..model import (
     scenario_to_dict,
 )
 from .base import COOPERATIVE, EAGER, AssignorFn, GroupSubscription
+from .consumer import SERVER_SIDE_RELEASES, assign_consumer_group
 from .info import AssignorInfo
 from .range import assign_range
 from .releases import RELEASES, Release
@@ -89,6 +94,8 @@ __all__ = [
     "member_data_for",
     "led_as",
     "BUILTIN_NAMES",
+    "consumer_group_row",
+    "list_consumer_group_assignors",
 ]
 
 EAGER_ONLY = (EAGER,)
@@ -123,8 +130,42 @@ _BUILTINS: tuple[AssignorInfo, ...] = (
                  contract="uniform-if-equal"),
     *(_release_row(release) for release in RELEASES),
 )
+
+
+def consumer_group_row(name: str, kafka_name: str, assign: Callable[[Scenario], Assignment], description: str,
+                       *, variant: str = "current", contract: str = "kafka") -> AssignorInfo:
+    """A row for a server-side (KIP-848) assignor: ``consumer_group`` assigns a consumer-group
+    scenario; ``fn``, the classic leader's entry, refuses (a coordinator assignor never sees a
+    JoinGroup), so no classic protocol is listed."""
+
+    def classic(group: GroupSubscription) -> Assignment:
+        raise AssignorFailure(
+            f"{name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
+            "not a classic leader's group"
+        )
+
+    return AssignorInfo(name, kafka_name, variant, (), classic, description, contract=contract, consumer_group=assign)
+
+
+def _consumer_builtin(name: str) -> Callable[[Scenario], Assignment]:
+    return partial(assign_consumer_group, name=name)
+
+
+_CONSUMER_GROUP_BUILTINS: tuple[AssignorInfo, ...] = (
+    *(consumer_group_row(r.name, r.kafka_name, _consumer_builtin(r.name), r.description, variant=r.version)
+      for r in SERVER_SIDE_RELEASES),
+    consumer_group_row("consumer-range", "range", _consumer_builtin("consumer-range"),
+                       "the group coordinator's RangeAssignor (KIP-848, server side): per-topic contiguous ranges over "
+                       "members sorted by instance id, then member id; ignores the current target"),
+)
 _BY_NAME: dict[str, AssignorInfo] = {info.name: info for info in _BUILTINS}
 BUILTIN_NAMES: tuple[str, ...] = tuple(_BY_NAME)
+_BY_NAME.update({info.name: info for info in _CONSUMER_GROUP_BUILTINS})
+
+
+def list_consumer_group_assignors() -> tuple[AssignorInfo, ...]:
+    """The built-in server-side (KIP-848) assignors, in a fixed order (not in ``list_assignors()``)."""
+    return _CONSUMER_GROUP_BUILTINS
 
 
 _BY_PROTOCOL: dict[tuple[str, str], AssignorInfo] = {(info.kafka_name, info.variant): info for info in _BUILTINS}

@@ -29,7 +29,13 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
     limits = limits_from(args, ASSIGN_LIMITS)
     scenario = load_scenario_ref(args.scenario, args)
-    if args.assignor is None:  # the group's own vote picks the assignor
+    if scenario.is_consumer_group:  # KIP-848: the coordinator runs a server-side assignor, no leader
+        from ..grading import DEFAULT_SERVER_ASSIGNOR, consumer_group_run
+        from ..lookup import get_assignor
+
+        info = get_assignor(args.assignor or DEFAULT_SERVER_ASSIGNOR)
+        assignment = consumer_group_run(info, limits=limits)(scenario)
+    elif args.assignor is None:  # the group's own vote picks the assignor
         assignment = call_with_limit(lambda: lead(scenario, None, direct=args.direct).assignment, limits.assignor_seconds)
     else:
         from ..lookup import get_assignor
@@ -58,7 +64,8 @@ def add_assign(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="NAME",
         help="a built-in assignor or historical release (see 'stickyproof assignors'), or module.path:callable "
-        "(default: the group's protocol vote over members[].assignors)",
+        "(default: the group's protocol vote over members[].assignors; for a consumer group, a server-side "
+        "assignor: uniform (the default), consumer-range, kafka-java:uniform@VERSION)",
     )
     p.add_argument(
         "--direct",
@@ -94,6 +101,11 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  verified against {verified['verified_against']}: agrees on "
                   f"{verified['verified_agreeing']} of {verified['verified_inputs']} inputs "
                   "(benchmarks/releases_vs_jars.py)")
+    from ..assignors.registry import list_consumer_group_assignors
+
+    print('server-side (KIP-848), for consumer groups (group_protocol "consumer"); Kafka\'s own: kafka-java:NAME@VERSION:')
+    for i in list_consumer_group_assignors():
+        print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {'':<19}  {i.description}")
     print("your own: --assignor module.path:callable (run in an isolated worker process), or exec:CMD [ARGS] "
           "(any language, models/assignor-protocol.md)")
     from ..lookup import adapters

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
-from ..errors import AssignorTimeLimit, InvalidOption
+from ..errors import AssignorTimeLimit, InvalidOption, InvalidScenario, UnknownAssignor
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade
 
@@ -40,6 +40,8 @@ __all__ = [
     "grade_assignment",
     "unsupported_reason",
     "leader_run",
+    "consumer_group_run",
+    "DEFAULT_SERVER_ASSIGNOR",
     "bounded",
     "call_with_limit",
     "sees_its_history",
@@ -105,6 +107,10 @@ def unsupported_reason(scenario: Scenario, info: AssignorInfo) -> str | None:
     """Why ``info`` can never meet ``scenario`` in Kafka, or None: a consumer refuses a rebalance
     protocol none of its assignors supports (R36), so an eager-only assignor never leads a
     cooperative group. Such a pair is not graded: it is neither a pass nor a failure."""
+    if scenario.is_consumer_group:
+        return "a consumer group (KIP-848): not graded yet"
+    if info.consumer_group is not None:
+        return f"{info.name} is a server-side (KIP-848) assignor: no classic group runs it"
     if scenario.protocol not in info.protocols:
         return f"{scenario.protocol} protocol unsupported by {info.name} (R36)"
     return None
@@ -162,8 +168,31 @@ def leader_run(info: AssignorInfo, *, direct: bool = False, limits: Limits = Lim
     assignor call bounded by ``limits.assignor_seconds`` (``bounded``)."""
     from ..leader import lead
 
+    if info.consumer_group is not None:
+        raise UnknownAssignor(
+            f"{info.name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
+            "not a classic group's leader"
+        )
     bound = bounded(info, limits.assignor_seconds)
     return lambda scenario: lead(scenario, bound, direct=direct).assignment
+
+
+DEFAULT_SERVER_ASSIGNOR = "uniform"
+"""The assignor a consumer group gets when none is named: the first of the broker's
+``group.consumer.assignors`` default (``uniform,range``)."""
+
+
+def consumer_group_run(info: AssignorInfo, *, limits: Limits = Limits()) -> Callable[[Scenario], Assignment]:
+    """A server-side (KIP-848) assignor as the group coordinator calls it: a consumer-group scenario's
+    members, subscriptions and current targets handed over as its ``GroupSpec`` (no leader, no wire),
+    the call bounded by ``limits.assignor_seconds``. ``UnknownAssignor`` for a classic assignor."""
+    if info.consumer_group is None:
+        raise UnknownAssignor(
+            f"{info.name} is a classic (leader-side) assignor; a consumer group (group_protocol \"consumer\") is assigned "
+            "by a server-side one: uniform, consumer-range, uniform@4.0.0, uniform@3.9.1, kafka-java:uniform@VERSION, kafka-java:consumer-range@VERSION"
+        )
+    fn = info.consumer_group
+    return lambda scenario: call_with_limit(lambda: fn(scenario), limits.assignor_seconds)
 
 
 # ------------------------------------------------------------------------------------------
@@ -200,6 +229,15 @@ def grade_assignor(
     from .hazards import label_failures
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
+    if scenario.is_consumer_group:  # KIP-848: contracts and the oracle's objective for it are still to come
+        raise InvalidScenario(
+            "group_protocol", "grading a consumer group (KIP-848) is not supported yet; 'stickyproof assign' runs its server-side assignors"
+        )
+    if info.consumer_group is not None:
+        raise UnknownAssignor(
+            f"{info.name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
+            "not a classic group's leader"
+        )
     asked = scenario if leader_input is None else leader_input
     view = asked if direct else decoded_view(asked, info)
     graded = grade(

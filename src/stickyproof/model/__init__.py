@@ -24,7 +24,10 @@ from .documents import (
 from .index import Index
 from .values import (
     ASSIGNMENT_FORMAT,
+    CLASSIC,
+    CONSUMER,
     DEFAULT_GENERATION,
+    GROUP_PROTOCOLS,
     INT32_MAX,
     MAX_VERSION,
     PROTOCOLS,
@@ -41,6 +44,9 @@ __all__ = [
     "SCENARIO_FORMAT",
     "ASSIGNMENT_FORMAT",
     "PROTOCOLS",
+    "GROUP_PROTOCOLS",
+    "CLASSIC",
+    "CONSUMER",
     "DEFAULT_GENERATION",
     "MAX_VERSION",
     "INT32_MAX",

@@ -15,7 +15,10 @@ from .._json import has_surrogate, parse_json, surrogate_message
 from ..errors import InvalidScenario
 from .values import (
     ASSIGNMENT_FORMAT,
+    CLASSIC,
+    CONSUMER,
     DEFAULT_GENERATION,
+    GROUP_PROTOCOLS,
     INT32_MAX,
     MAX_VERSION,
     PROTOCOLS,
@@ -94,7 +97,7 @@ def _text(value: Any, path: str, what: str) -> str:
 
 def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
     if isinstance(raw, Mapping):
-        _check_keys(raw, ("partitions", "racks"), path)
+        _check_keys(raw, ("partitions", "racks", "id"), path)
         count = _int(_require(raw, "partitions", path), f"{path}.partitions", "a partition count")
         if count < 0:
             raise InvalidScenario(f"{path}.partitions", f"negative partition count {count}")
@@ -113,7 +116,15 @@ def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
                 _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
                 parsed.append(tuple(_text(r, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
             racks = tuple(parsed)
-        return Topic(name, count, racks)
+        topic_id = raw.get("id")
+        if topic_id is not None:
+            from .topic_ids import parse_kafka_uuid
+
+            try:
+                parse_kafka_uuid(topic_id)
+            except ValueError as exc:
+                raise InvalidScenario(f"{path}.id", f"{_short(topic_id)}: {exc}") from None
+        return Topic(name, count, racks, topic_id)
     count = _int(raw, path, "a partition count or {partitions, racks}")
     if count < 0:
         raise InvalidScenario(path, f"negative partition count {count}")
@@ -165,7 +176,7 @@ def scenario_from_dict(doc: Any) -> Scenario:
     # Two extensions every command reads and ignores: "expect", the outcome regression and
     # Kafka-case files carry beside the scenario (tests/regressions/README.md), and "notes", what
     # `stickyproof import` could not know about a real group and assumed (docs/import.md).
-    _check_keys(doc, ("format", "name", "protocol", "topics", "members", "expect", "notes"), "")
+    _check_keys(doc, ("format", "name", "group_protocol", "protocol", "topics", "members", "expect", "notes"), "")
     fmt = _require(doc, "format", "")
     if fmt != SCENARIO_FORMAT:
         raise InvalidScenario("format", f"unknown format {_short(fmt)} (expected {SCENARIO_FORMAT!r})")
@@ -173,6 +184,15 @@ def scenario_from_dict(doc: Any) -> Scenario:
     notes = _expect(doc.get("notes", []), list, "notes", "an array of strings")
     for i, note in enumerate(notes):
         _text(note, f"notes[{i}]", "a string")
+    group_protocol = _expect(doc.get("group_protocol", CLASSIC), str, "group_protocol", "a string")
+    if group_protocol not in GROUP_PROTOCOLS:
+        raise InvalidScenario(
+            "group_protocol", f"unknown group protocol {group_protocol!r} (expected one of {', '.join(GROUP_PROTOCOLS)})"
+        )
+    if group_protocol == CONSUMER and "protocol" in doc:
+        raise InvalidScenario(
+            "protocol", "a consumer group (KIP-848) has no eager/cooperative rebalance protocol; leave the field out"
+        )
     protocol = _expect(doc.get("protocol", "eager"), str, "protocol", "a string")
     if protocol not in PROTOCOLS:
         raise InvalidScenario("protocol", f"unknown protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
@@ -188,7 +208,59 @@ def scenario_from_dict(doc: Any) -> Scenario:
         if m.id in seen:
             raise InvalidScenario(f"members[{i}].id", f"member id {m.id!r} already used by members[{seen[m.id]}]")
         seen[m.id] = i
-    return Scenario(topics, members, protocol, name)
+    if group_protocol == CONSUMER:
+        _check_consumer_members(members_raw, topics, members)
+    else:
+        for t in topics:
+            if t.id is not None:
+                raise InvalidScenario(f"topics.{t.name}.id", "a topic id reaches consumer-group assignors only (group_protocol \"consumer\")")
+    return Scenario(topics, members, protocol, name, group_protocol)
+
+
+_CLASSIC_ONLY_MEMBER_FIELDS = ("generation", "version", "assignors")
+
+
+def _check_consumer_members(members_raw: list[Any], topics: tuple[Topic, ...], members: tuple[Member, ...]) -> None:
+    """What the group coordinator could never hand a server-side assignor, refused.
+
+    A member's ``owned`` is its current target assignment, which the coordinator keeps as one map of
+    partition to member (``ModernGroup.invertedTargetAssignment``): no partition is in two targets.
+    Partition counts only grow and a topic keeps its id, so a target never names a partition at or
+    beyond its existing topic's count (the heterogeneous builder would index past its owner array).
+    A target naming a topic the member no longer subscribes to, or a topic deleted since, is legal:
+    ``TargetAssignmentBuilder`` passes the previous target whatever the new subscription, and both
+    ``uniform`` builders drop such topics themselves (``maybeRevokePartitions``).
+    """
+    for i, raw in enumerate(members_raw):
+        for key in _CLASSIC_ONLY_MEMBER_FIELDS:
+            if key in raw:
+                raise InvalidScenario(
+                    f"members[{i}].{key}",
+                    "a consumer-group member (KIP-848) carries no generation, protocol version or assignor list; leave the field out",
+                )
+    counts = {t.name: t.partitions for t in topics}
+    from .topic_ids import topic_ids_of
+
+    named: dict[object, str] = {}
+    for name, tid in topic_ids_of(topics).items():
+        if tid in named:
+            raise InvalidScenario(f"topics.{name}", f"has the topic id of topic {named[tid]!r}: a topic id names one topic")
+        named[tid] = name
+    holder: dict[TopicPartition, int] = {}
+    for i, m in enumerate(members):
+        for tp in m.owned:
+            count = counts.get(tp.topic)
+            if count is not None and tp.partition >= count:
+                raise InvalidScenario(
+                    f"members[{i}].owned.{tp.topic}",
+                    f"partition {tp.partition} of a topic with {count} partitions: a target assignment names only existing partitions",
+                )
+            if tp in holder:
+                raise InvalidScenario(
+                    f"members[{i}].owned.{tp.topic}",
+                    f"partition {tp.partition} is already in the target of members[{holder[tp]}]: a partition is in one target at most",
+                )
+            holder[tp] = i
 
 
 def partitions_by_topic(doc: Any, path: str, *, allow_repeats: bool = False) -> tuple[TopicPartition, ...]:
@@ -219,12 +291,23 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     """The canonical scenario document (every field written, owned partitions in claim order)."""
     topics: dict[str, Any] = {}
     for t in scenario.topics:
-        topics[t.name] = t.partitions if t.racks is None else {"partitions": t.partitions, "racks": [list(r) for r in t.racks]}
+        if t.racks is None and t.id is None:
+            topics[t.name] = t.partitions
+        else:
+            topics[t.name] = {"partitions": t.partitions}
+            if t.racks is not None:
+                topics[t.name]["racks"] = [list(r) for r in t.racks]
+            if t.id is not None:
+                topics[t.name]["id"] = t.id
     members = []
+    consumer = scenario.group_protocol == CONSUMER
     for m in scenario.members:
         owned: dict[str, list[int]] = {}
         for tp in m.owned:
             owned.setdefault(tp.topic, []).append(tp.partition)
+        if consumer:
+            members.append({"id": m.id, "topics": list(m.topics), "owned": owned, "rack": m.rack, "instance_id": m.instance_id})
+            continue
         members.append(
             {
                 "id": m.id,
@@ -237,6 +320,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
                 "assignors": list(m.assignors),
             }
         )
+    if consumer:
+        return {"format": SCENARIO_FORMAT, "name": scenario.name, "group_protocol": CONSUMER, "topics": topics, "members": members}
     return {
         "format": SCENARIO_FORMAT,
         "name": scenario.name,

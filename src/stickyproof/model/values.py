@@ -9,6 +9,9 @@ from typing import Iterable, Mapping, NamedTuple
 SCENARIO_FORMAT = "stickyproof.scenario/1"
 ASSIGNMENT_FORMAT = "stickyproof.assignment/1"
 PROTOCOLS = ("eager", "cooperative")
+CLASSIC = "classic"
+CONSUMER = "consumer"
+GROUP_PROTOCOLS = (CLASSIC, CONSUMER)
 DEFAULT_GENERATION = -1
 MAX_VERSION = 3
 INT32_MAX = 2**31 - 1
@@ -31,6 +34,9 @@ class Topic:
     name: str
     partitions: int
     racks: tuple[tuple[str, ...], ...] | None = None
+    id: str | None = None
+    """Consumer groups only: the topic's Kafka ``Uuid`` as Kafka prints it (22 base64url characters),
+    when a scenario states it; None derives it from the name (``model.topic_ids``)."""
 
     def partition_list(self) -> list[TopicPartition]:
         return [TopicPartition(self.name, p) for p in range(self.partitions)]
@@ -59,12 +65,24 @@ class Member:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A consumer group at one rebalance: the metadata the leader sees and the members in JoinGroup order."""
+    """A consumer group at one rebalance: the metadata the leader sees and the members in JoinGroup order.
+
+    ``group_protocol`` is ``"classic"`` (JoinGroup/SyncGroup, a leader member runs the assignor) or
+    ``"consumer"`` (KIP-848: the coordinator runs a server-side assignor). In a consumer group each
+    member's ``owned`` is its current *target* assignment, ``generation``/``version``/``assignors``
+    keep their defaults, ``protocol`` is unused, and ``members`` is the order in which the
+    coordinator puts them into the assignor's member map (docs/scenario-format.md).
+    """
 
     topics: tuple[Topic, ...]
     members: tuple[Member, ...]
     protocol: str = "eager"
     name: str = ""
+    group_protocol: str = CLASSIC
+
+    @property
+    def is_consumer_group(self) -> bool:
+        return self.group_protocol == CONSUMER
 
     def topic(self, name: str) -> Topic | None:
         for t in self.topics:

@@ -133,6 +133,10 @@ def resolve(rest: str) -> AssignorInfo:
     name, version = builds.split_version(rest)
     if not name:
         raise UnknownAssignor(f"kafka-java:{rest}: name an assignor, e.g. kafka-java:sticky@3.9.1")
+    from . import kafka_java_coordinator
+
+    if name in kafka_java_coordinator.NAMES and version != LOCAL:
+        return kafka_java_coordinator.resolve(rest)  # server-side (KIP-848): the group-coordinator jars
     if version == LOCAL:
         assignors = _local_assignors()
         argv_of = assignors.get(name)
