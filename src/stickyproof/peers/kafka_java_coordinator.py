@@ -21,7 +21,6 @@ import atexit
 import json
 import os
 import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path

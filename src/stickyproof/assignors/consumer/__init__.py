@@ -18,7 +18,8 @@ from .releases import SERVER_SIDE_RELEASES, ServerSideRelease
 from .spec import ConsumerGroupSpec, group_spec, to_assignment
 from .uniform import assign_uniform
 
-__all__ = ["CONSUMER_GROUP_ASSIGNORS", "SERVER_SIDE_RELEASES", "ServerSideRelease", "assign_consumer_group", "group_spec"]
+__all__ = ["CONSUMER_GROUP_ASSIGNORS", "SERVER_SIDE_RELEASES", "ServerSideRelease", "ConsumerGroupSpec",
+           "assign_consumer_group", "assign_consumer_range", "assign_uniform", "group_spec", "to_assignment"]
 
 CONSUMER_GROUP_ASSIGNORS: dict[str, Callable[[ConsumerGroupSpec], dict]] = {
     **{r.name: partial(assign_uniform, kafka_18688_fixed=r.kafka_18688_fixed, kafka_17710=r.kafka_17710)
