@@ -13,22 +13,41 @@ from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_in
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..sweep.console import progress_bar, summary_lines
+    from ..sweep.console import ProgressLines, progress_bar, running_note, summary_lines
     from ..sweep.findings import TITLES
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
     from ..sweep.summary import summarize
+    from . import interrupts
 
     assignors = [a.strip() for a in args.assignors.split(",") if a.strip()] if args.assignors else None
-    bar = progress_bar(Console(stderr=True, quiet=not sys.stderr.isatty()))  # no bar (nor its blank line) in a log
+    terminal = sys.stderr.isatty()
+    bar = progress_bar(Console(stderr=True, quiet=not terminal))  # no bar (nor its blank line) in a log
+    lines = ProgressLines()  # in a log: a plain line every PROGRESS_SECONDS instead
     tasks: list[Any] = []
+    latest: list[Any] = []
 
-    def progress(done: float, total: int) -> None:
-        if not tasks:  # the bar appears once grading starts, not before the input is checked
+    def kept() -> str:
+        if not latest:
+            return ""
+        return f"{latest[-1].kept} of {latest[-1].owed} tasks kept in {args.out}; run the same command to resume"
+
+    def status(now: Any) -> None:
+        latest.append(now)
+        del latest[:-1]
+        if now.started and not tasks:  # grading has begun (first call: the main thread, Spark up)
             _quiet_spark_on_interrupt()
-            bar.start()
-            tasks.append(bar.add_task("grading", total=total))
-        bar.update(tasks[0], completed=done, total=total)
+            tasks.append(bar.add_task("grading", total=now.total))
+            if terminal:
+                bar.start()
+        if not terminal:
+            line = lines.line(now)
+            if line is not None:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        elif tasks:
+            bar.update(tasks[0], completed=now.done, total=now.total, description=running_note(now.running) or "grading")
 
+    interrupts.explain(kept)
     try:
         outcome = run_sweep(
             args.out,
@@ -43,12 +62,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             master=args.master,
             chunk_tasks=args.chunk,
             historical_small=not args.historical_all_scales,
-            progress=progress,
+            status=status,
             report=not args.no_report,
         )
-    finally:
-        if tasks:
+    except BaseException:
+        if terminal and tasks:
             bar.stop()
+        raise  # Ctrl-C: cli.main says ``interrupted: N of M tasks kept ...`` (interrupts.explain)
+    if terminal and tasks:
+        bar.stop()
+    interrupts.explain(None)
     summary = outcome.summary if args.by is None else summarize(outcome.out, by=args.by)
     if args.json:
         doc = outcome.to_dict()
@@ -88,7 +111,7 @@ def _quiet_spark_on_interrupt() -> None:
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return
+        return  # (the poller thread's call: the main thread installs it after the next commit)
     from pyspark import SparkContext
 
     previous = signal.getsignal(signal.SIGINT)

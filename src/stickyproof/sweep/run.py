@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import SweepError
 from ..grading import Limits
-from .job import GradeRun, run_grading
+from .job import GradeRun, GradingStatus, run_grading
 from .rows import ADVERSARIAL, HISTORIES, SOURCES, TaskFn, TaskParams
 from .session import DEFAULT_MASTER, spark_session
 from .store import SweepDir
@@ -168,6 +168,7 @@ def run_sweep(
     historical_small: bool = True,
     progress: Callable[[float, int], None] | None = None,
     report: bool = True,
+    status: Callable[[GradingStatus], None] | None = None,
 ) -> SweepOutcome:
     """Run ``count`` histories (or sampled groups, ``source=adversarial``) of ``seed`` with every
     assignor on Spark, then summarize, collect findings, triage and write the report.
@@ -176,6 +177,9 @@ def run_sweep(
     ``session`` reuses a running SparkSession (left running). ``task_fn`` replaces one task
     (tests); it must return rows of ``columns.COLUMNS``. ``historical_small``: historical releases
     are run only on the first ``HISTORICAL_HISTORIES`` histories below the ``large`` scale.
+    ``status`` hears where the sweep is (``GradingStatus``) once the tasks present in ``out`` are
+    known -- before Spark starts, so a Ctrl-C during Spark's start-up can say what is kept -- then
+    while grading. Spark's own output goes to ``out/spark.log``.
     """
     started = time.perf_counter()
     if source not in SOURCES:
@@ -214,11 +218,16 @@ def run_sweep(
     sweep_dir = SweepDir(Path(out))
     with sweep_dir.lock():
         sweep_dir.prepare()
-        with spark_session(master, session=session) as spark:
+        present = sweep_dir.keys_present(seed)
+        if status is not None:
+            owed = [(i, a) for i in range(count) for a in names if (i, a) not in skip]
+            kept = sum(1 for i, a in owed if a in present.get(i, ()))
+            status(GradingStatus(0.0, len(owed) - kept, kept, len(owed), started=False))
+        with spark_session(master, session=session, log=sweep_dir.root / "spark.log") as spark:
             grading = run_grading(
                 spark, sweep_dir, seed=seed, count=count, assignors=names, params=params,
                 manifest_params=manifest_params, scale_of=scales, skip=skip, task_fn=task_fn,
-                chunk_tasks=chunk_tasks, progress=progress,
+                chunk_tasks=chunk_tasks, progress=progress, status=status, present=present,
             )
         sweep_dir.sync_failures()
         rebalances, histories = load_frames(sweep_dir.root)
