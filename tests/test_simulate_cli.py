@@ -95,3 +95,22 @@ def test_simulate_is_listed_in_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "simulate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_the_table_fits_the_terminal_and_the_verdict_comes_first(columns, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", str(columns))  # what shutil.get_terminal_size reads first
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], capsys)
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith("MONITOR FAILED: ") and "no-double-consumption" in lines[0]
+    assert max(len(line) for line in lines) <= columns
+    assert all(line.rstrip().endswith("│") for line in lines if line.startswith("│"))  # no member cropped
+    assert out.index("monitors") < out.index("simulation kip341-stale-rejoin")  # the verdicts before the trace
+
+
+def test_a_piped_simulate_renders_at_160_columns(monkeypatch, capsys):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin"], capsys)
+    assert code == 0 and out.splitlines()[0].startswith("all monitors hold; ended: settled")
+    assert max(len(line) for line in out.splitlines()) <= 160

@@ -27,9 +27,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
     else:
+        import shutil
+
         from ..group.report import render_report
 
-        sys.stdout.write(render_report(result, notes=not args.brief))
+        # the terminal's width (COLUMNS when set; 160 when stdout is a file or a pipe)
+        width = shutil.get_terminal_size((160, 24)).columns
+        sys.stdout.write(render_report(result, width=width, notes=not args.brief))
     return 0 if result.ok else 1
 
 
@@ -42,7 +46,8 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         description="Simulate a consumer group tick by tick: coordinator and members as state machines, the leader "
         "assigning through the real leader path, events (joins, stalls, crashes, restarts, upgrades, fail-overs) from "
         "an events file or the named scenario's own schedule. Prints the trace (one row per step: what happened, the "
-        "generation, who owns what) and the monitors' verdicts; exit 1 when a monitor fails. An event scheduled at or "
+        "generation, who owns what) after the verdict (one line, then the monitors), at the terminal's width; exit 1 "
+        "when a monitor fails. An event scheduled at or "
         "past config.max_ticks is refused (exit 2). See models/protocol.md.",
     )
     p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
