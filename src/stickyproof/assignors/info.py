@@ -42,6 +42,9 @@ class AssignorInfo:
     ``contract``: the balance it promises, by name (models/invariants.md §5: ``per-topic`` for range,
     ``uniform-if-equal`` for round robin, ``kafka`` for the sticky family and, unless declared, for
     any other assignor); a failure is a broken promise.
+    ``display``: the name the assignor's program gives itself (an ``exec:`` child's hello ``name``)
+    when it differs from ``name``, else ``""``: reports show it beside ``name``, which stays the
+    string that reproduces the run.
     """
 
     name: str
@@ -56,6 +59,7 @@ class AssignorInfo:
     member_data: Callable[..., MemberData] = wire_member_data
     claims_from_user_data: bool = False
     contract: str = "kafka"
+    display: str = ""
 
     @property
     def is_cooperative_sticky(self) -> bool:

@@ -125,11 +125,13 @@ def _known(labels: list[dict[str, Any]]) -> str:
 
 
 def grade_line(doc: dict[str, Any]) -> str:
-    """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``."""
+    """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``,
+    ending ``(assignor NAME)`` when the assignor's program names itself (an ``exec:`` hello)."""
+    named = f" (assignor {doc['assignor_name']})" if doc.get("assignor_name") else ""
     if doc.get("error"):
-        return f"FAILED: {doc['assignor']} gave no assignment: {doc['error']}"
+        return f"FAILED: {doc['assignor']}{named} gave no assignment: {doc['error']}"
     if not doc["valid"]:
-        return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or [])
+        return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or []) + named
     parts = ["valid", _PROMISE.get(doc["contract"], f"contract {doc['contract']}")]
     kept, best = doc["kept"], doc["optimal_kept"]
     if best is not None:
@@ -140,7 +142,7 @@ def grade_line(doc: dict[str, Any]) -> str:
     if moved:
         shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
         parts.append(f"{shown} moved unnecessarily")
-    return "; ".join(parts)
+    return "; ".join(parts) + named
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:

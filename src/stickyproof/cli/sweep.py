@@ -78,7 +78,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         doc["summary"] = summary.to_dict()
         print_json(doc)
     else:
-        for line in summary_lines(summary):
+        for line in summary_lines(summary, outcome.names):
             print(line)
         g = outcome.grading
         print(f"{g.tasks_computed} tasks run ({g.tasks_present} already present), {g.rows_written} rows, "

@@ -6,7 +6,7 @@ Building a table is library work; printing it is the CLI's (this module never pr
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .compare import ASPECTS, Comparison
 from .job import GradingStatus, Running
@@ -102,9 +102,13 @@ def progress_bar(console: Any) -> Any:
     )
 
 
-def summary_lines(summary: Summary) -> list[str]:
-    """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120 columns."""
+def summary_lines(summary: Summary, names: Mapping[str, str] | None = None) -> list[str]:
+    """The summary as plain text, one line per assignor (and per class with ``--by``), at most 120
+    columns; an assignor whose program names itself otherwise (``names``: an ``exec:`` hello) is
+    shown as ``NAME (assignor)``."""
     rows = [summary_cells(line) for line in summary.lines]
+    if names:
+        rows = [(f"{names[c[0]]} ({c[0]})", *c[1:]) if c[0] in names else c for c in rows]
     # the name column grows to the longest name (kafka-python:cooperative-sticky), up to 35 so the
     # line stays within 120 columns; a longer name ends in an ellipsis
     first = min(35, max([26] + [len(c[0]) + 1 for c in rows]))

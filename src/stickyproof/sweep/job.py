@@ -351,6 +351,10 @@ def run_grading(
                 sc.cancelJobGroup(_job_group(chunk))
             except Exception:  # noqa: BLE001 - the context may already be gone
                 pass
+        if status is not None:
+            # What is kept, from the disk: Ctrl-C may land between a chunk's rename and its count.
+            on_disk = sum(len(c.tasks) for c in chunks if (out.grades / f"chunk={c.name}").is_dir())
+            status(GradingStatus(state["shown"], total_tasks, tasks_present + on_disk, tasks_present + total_tasks))
         raise
     finally:
         stop.set()

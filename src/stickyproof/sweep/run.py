@@ -11,9 +11,9 @@ Sized to finish within five minutes on two cores (docs/sweep.md gives the measur
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SweepError
 from ..grading import Limits
@@ -66,6 +66,8 @@ class SweepOutcome:
     triage: tuple[Any, ...]
     report: Path | None
     seconds: float
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Assignor -> the name its program gives itself (an ``exec:`` child's hello), where they differ."""
 
     def to_dict(self) -> dict[str, Any]:
         g = self.grading
@@ -74,6 +76,7 @@ class SweepOutcome:
             "seed": g.seed,
             "count": g.count,
             "assignors": list(g.assignors),
+            "assignor_names": dict(self.names),
             "tasks_present_before": g.tasks_present,
             "tasks_computed": g.tasks_computed,
             "rows_written": g.rows_written,
@@ -110,6 +113,14 @@ def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
         seen.add(name)
         get_assignor(name)  # raises UnknownAssignor naming it
     return chosen
+
+
+def display_names(names: Sequence[str]) -> dict[str, str]:
+    """Assignor -> the name its program gives itself, for those whose differs (``exec:`` children;
+    resolved already, so this reads the lookup's cache)."""
+    from ..lookup import get_assignor
+
+    return {name: get_assignor(name).display for name in names if get_assignor(name).display}
 
 
 def canonical_space(overrides: Sequence[str]) -> tuple[str, ...]:
@@ -197,7 +208,9 @@ def run_sweep(
     if task_fn is None:
         names = resolve_assignors(assignors)
         space_items = canonical_space(space) if source == ADVERSARIAL else ()
+        shown = display_names(names)
     else:
+        shown = {}
         if not assignors:
             raise SweepError("a custom task function needs the assignor names")
         names = tuple(assignors)
@@ -250,4 +263,5 @@ def run_sweep(
             manifest = sweep_dir.read_manifest() or {}
             report_path = write_report(sweep_dir, summary, rebalances, histories, findings, cases,
                                        manifest.get("params", {}))
-    return SweepOutcome(sweep_dir.root, grading, summary, findings, cases, report_path, time.perf_counter() - started)
+    return SweepOutcome(sweep_dir.root, grading, summary, findings, cases, report_path, time.perf_counter() - started,
+                        shown)
