@@ -114,3 +114,19 @@ def test_a_piped_simulate_renders_at_160_columns(monkeypatch, capsys):
     code, out, _ = run_cli(["simulate", "kip341-stale-rejoin"], capsys)
     assert code == 0 and out.splitlines()[0].startswith("all monitors hold; ended: settled")
     assert max(len(line) for line in out.splitlines()) <= 160
+
+
+def test_protocol_reruns_a_bundled_scenario_cooperatively(capsys):
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "cooperative-sticky",
+                            "--protocol", "cooperative", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"]
+    assert {s["group"]["protocol"] for s in doc["steps"] if s["group"]["protocol"]} == {"cooperative-sticky"}
+    assert any(m["protocol"] == "cooperative" for s in doc["steps"] for m in s["members"])
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "cooperative-sticky", "--json"], capsys)
+    assert code == 0 and not any(m["protocol"] == "cooperative" for s in json.loads(out)["steps"] for m in s["members"])
+
+
+def test_protocol_cooperative_with_the_scenarios_eager_assignors_names_the_flag(capsys):
+    code, out, err = run_cli(["simulate", "kip341-stale-rejoin", "--protocol", "cooperative"], capsys)
+    assert code == 2 and not out and err.startswith("InvalidOption: --protocol: cooperative: c1's assignor sticky")

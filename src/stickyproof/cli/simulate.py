@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_json_flag, add_size_flags, print_json, sized
+from ._common import add_json_flag, add_protocol_flag, add_size_flags, print_json, sized, with_protocol
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -22,6 +22,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
         raise InvalidOption("--scenario", "give the scenario once (positionally; --scenario is the old spelling)")
     scenario, schedule, switched, assignor, name = resolve_simulation(ref, args.events, args.without or (), args.assignor)
+    scenario = with_protocol(scenario, args.protocol,
+                             {m.id: (assignor,) if assignor else tuple(m.assignors) for m in scenario.members})
     sized(args, scenario)
     result = simulate(scenario, schedule, without=switched, assignor=assignor, name=name)
     if args.json:
@@ -58,6 +60,7 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
                    help=f"switch a historical safeguard off (repeatable): {', '.join(FEATURES)}")
     p.add_argument("--assignor", metavar="NAME",
                    help="configure every member with this assignor (e.g. sticky@2.2, cooperative-sticky@2.4, module:callable)")
+    add_protocol_flag(p)
     add_json_flag(p, "print the machine-readable trace instead of the table")
     p.add_argument("--brief", action="store_true", help="leave the protocol messages out of the table")
     add_size_flags(p)
