@@ -128,7 +128,9 @@ def test_progress_lines_come_every_ten_seconds_with_elapsed_time_and_eta():
     now[0] = 4.0
     assert lines.line(_status(3)) is None
     now[0] = 10.5
-    assert lines.line(_status(0.5)) == "graded 0/432 tasks, 10s, ETA 2h31m"
+    assert lines.line(_status(0)) == "graded 0/432 tasks, 10s; Spark's Python workers starting"
+    now[0] = 21.0
+    assert lines.line(_status(0.5, (Running(3, "range", "small", 0.1),))) == "graded 0/432 tasks, 21s, ETA 5h02m"
     now[0] = 190.0
     assert lines.line(_status(120)) == "graded 120/432 tasks, 3m10s, ETA 8m14s"
     now[0] = 191.0
@@ -225,7 +227,7 @@ def test_ctrl_c_during_spark_start_up_says_what_is_kept_in_one_line(tmp_path):
     out = tmp_path / "run"
     done = _interrupt(out, lambda: (out / "spark.log").exists())  # the JVM is being launched
     assert done.returncode == 130
-    lines = done.stderr.splitlines()
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("starting Spark (local[1]) for 8 tasks")]
     assert len(lines) == 1, done.stderr
     match = INTERRUPTED.match(lines[0])
     assert match and match.groups() == ("0", "8", str(out)), lines[0]
@@ -236,7 +238,7 @@ def test_ctrl_c_while_grading_keeps_committed_tasks_and_the_same_command_resumes
     out = tmp_path / "run"
     done = _interrupt(out, lambda: (out / "grades").exists() and any((out / "grades").glob("chunk=*")))
     assert done.returncode == 130
-    lines = [line for line in done.stderr.splitlines() if not line.startswith(("grading ", "graded "))]
+    lines = [line for line in done.stderr.splitlines() if not line.startswith(("starting Spark ", "grading ", "graded "))]
     assert len(lines) == 1, done.stderr
     match = INTERRUPTED.match(lines[0])
     assert match, lines[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_int, positive_int, print_json
@@ -34,6 +35,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     def status(now: Any) -> None:
         latest.append(now)
         del latest[:-1]
+        if not now.started:  # the JVM takes seconds to start (a minute on a loaded machine): say so
+            sys.stderr.write(f"starting Spark ({args.master}) for {now.total} tasks; its output goes to "
+                             f"{Path(args.out) / 'spark.log'}\n")
+            sys.stderr.flush()
+            return
         if now.started and not tasks:  # grading has begun (first call: the main thread, Spark up)
             _quiet_spark_on_interrupt()
             tasks.append(bar.add_task("grading", total=now.total))
@@ -45,7 +51,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 sys.stderr.write(line + "\n")
                 sys.stderr.flush()
         elif tasks:
-            bar.update(tasks[0], completed=now.done, total=now.total, description=running_note(now.running) or "grading")
+            from rich.markup import escape  # an assignor name may hold [brackets]
+
+            bar.update(tasks[0], completed=now.done, total=now.total,
+                       description=escape(running_note(now.running)) or "grading")
 
     interrupts.explain(kept)
     try:

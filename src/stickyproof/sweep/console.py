@@ -82,6 +82,8 @@ class ProgressLines:
         note = running_note(status.running)
         if note:
             text += f"; running {note}"
+        elif status.done == 0 and not status.running:
+            text += "; Spark's Python workers starting"  # no task has begun: imports, under load a minute
         return text
 
 
