@@ -499,3 +499,12 @@ def test_an_unknown_declared_contract_is_named(peer):
     scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
     with pytest.raises(InvalidScenario, match="contract"):
         grade_assignor(scenario, info)
+
+
+def test_a_hunt_shows_the_hellos_name(peer):
+    from stickyproof.hunt import hunt
+    from stickyproof.hunt.report import render_result
+
+    result = hunt(peer("good"), examples=3, seed=1)
+    assert result.assignor == "exec:good" and result.to_dict()["assignor_name"] == "test-child"
+    assert "exec:good (test-child)" in render_result(result).splitlines()[0]
