@@ -130,3 +130,16 @@ def test_protocol_reruns_a_bundled_scenario_cooperatively(capsys):
 def test_protocol_cooperative_with_the_scenarios_eager_assignors_names_the_flag(capsys):
     code, out, err = run_cli(["simulate", "kip341-stale-rejoin", "--protocol", "cooperative"], capsys)
     assert code == 2 and not out and err.startswith("InvalidOption: --protocol: cooperative: c1's assignor sticky")
+
+
+def test_an_exec_assignors_hello_name_is_in_the_verdict(monkeypatch, capsys):
+    import shlex
+    import sys
+    from pathlib import Path
+
+    child = str(Path(__file__).with_name("peer_children.py"))
+    name = "exec:" + shlex.join([sys.executable, child, "good"])
+    monkeypatch.setenv("COLUMNS", "1000")  # the command line is long: the verdict on one line
+    code, out, _ = run_cli(["simulate", "kip429-new-member", "--assignor", name], capsys)
+    # the child deals round robin, unaware of cooperative hand-overs: a monitor may fail (exit 1)
+    assert code in (0, 1) and out.splitlines()[0].endswith(f"; assignor {name} (test-child)")

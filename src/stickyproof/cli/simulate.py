@@ -35,7 +35,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
         # the terminal's width (COLUMNS when set; 160 when stdout is a file or a pipe)
         width = shutil.get_terminal_size((160, 24)).columns
-        sys.stdout.write(render_report(result, width=width, notes=not args.brief))
+        named = None
+        if assignor:
+            from ..lookup import get_assignor
+
+            named = get_assignor(assignor).display or None  # resolved by the run already: the lookup's cache
+        sys.stdout.write(render_report(result, width=width, notes=not args.brief, assignor_name=named))
     return 0 if result.ok else 1
 
 

@@ -24,16 +24,19 @@ _SHORT_STATE = {
 }
 
 
-def verdict_line(result: SimulationResult) -> str:
-    """``all monitors hold; ended: settled at tick 23; ...`` or ``MONITOR FAILED: <monitors>; ...``."""
+def verdict_line(result: SimulationResult, assignor_name: str | None = None) -> str:
+    """``all monitors hold; ended: settled at tick 23; ...`` or ``MONITOR FAILED: <monitors>; ...``;
+    ``assignor_name``: what the assignor's program calls itself (an ``exec:`` hello), if another name."""
     failed = [v.monitor for v in result.verdicts if not v.ok]
     head = "all monitors hold" if result.ok else f"MONITOR FAILED: {', '.join(failed) or 'see the monitors'}"
     switches = ", ".join(sorted(result.without)) or "none"
     return (f"{head}; ended: {result.ended} at tick {result.ticks}; switched off: {switches}"
-            f"{'; assignor ' + result.assignor if result.assignor else ''}")
+            f"{'; assignor ' + result.assignor if result.assignor else ''}"
+            f"{' (' + assignor_name + ')' if result.assignor and assignor_name else ''}")
 
 
-def render_report(result: SimulationResult, *, width: int = 160, notes: bool = True) -> str:
+def render_report(result: SimulationResult, *, width: int = 160, notes: bool = True,
+                  assignor_name: str | None = None) -> str:
     """The verdict line and one row per monitor, then one row per recorded step (what happened, the
     group, and per member: state, generation, owned partitions, with partitions consumed twice in
     red), all within ``width`` columns (at least ``MIN_WIDTH``)."""
@@ -42,7 +45,7 @@ def render_report(result: SimulationResult, *, width: int = 160, notes: bool = T
     from rich.text import Text
 
     console = Console(width=max(MIN_WIDTH, width), record=True, file=_Null(), color_system=None, highlight=False)
-    console.print(verdict_line(result), overflow="fold")
+    console.print(verdict_line(result, assignor_name), overflow="fold")
     verdicts = Table(title="monitors", show_lines=False)
     verdicts.add_column("monitor", no_wrap=True)
     verdicts.add_column("verdict", no_wrap=True)
