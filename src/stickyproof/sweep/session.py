@@ -241,13 +241,12 @@ def start_session(master: str = DEFAULT_MASTER, *, app_name: str = "stickyproof-
     """
     prepare_environment()
     try:
-        from pyspark import SparkConf
+        from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - pyspark is a declared dependency
         raise SweepError(f"pyspark is not importable: {exc}") from exc
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+    if SparkContext._active_spark_context is not None:  # (the active *session* is per thread)
+        return SparkSession.builder.getOrCreate()
     check_master(master, flag=flag)
     _quiet_py4j()
     java_opts = _java_options()
@@ -301,7 +300,9 @@ def start_session(master: str = DEFAULT_MASTER, *, app_name: str = "stickyproof-
         exc = outcome["error"]
         said = _last_log_line(log) or " ".join(str(exc).split())[:300]
         raise SweepError(f"{flag} {master}: Spark did not start: {said}{where}") from exc
-    session = outcome["session"]
+    # made in the starter thread; the JVM's active session is per thread (py4j pins Python threads
+    # to JVM threads), so this thread takes it too: getActiveSession() then finds it here
+    session = SparkSession.builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
 
@@ -314,9 +315,9 @@ def spark_session(master: str = DEFAULT_MASTER, *, session: Any = None, conf: di
     if session is not None:
         yield session
         return
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
-    owned = SparkSession.getActiveSession() is None
+    owned = SparkContext._active_spark_context is None
     spark = start_session(master, conf=conf, log=log)
     try:
         yield spark
