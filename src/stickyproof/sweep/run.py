@@ -19,7 +19,7 @@ from ..errors import SweepError
 from ..grading import Limits
 from .job import GradeRun, GradingStatus, run_grading
 from .rows import ADVERSARIAL, HISTORIES, SOURCES, TaskFn, TaskParams
-from .session import DEFAULT_MASTER, spark_session
+from .session import DEFAULT_MASTER, check_master, spark_session
 from .store import SweepDir
 from .summary import Summary, load_frames, summarize_frame
 
@@ -227,6 +227,8 @@ def run_sweep(
                        "direct": direct, "z3_query_seconds": limits.z3_query_seconds,
                        "cpsat_work": limits.cpsat_work, "cpsat_seconds": limits.cpsat_seconds,
                        "assignor_seconds": limits.assignor_seconds}
+    if session is None:
+        check_master(master)  # before anything is said or written: a wrong --master is one line
     check_out_dir(Path(out))
     sweep_dir = SweepDir(Path(out))
     with sweep_dir.lock():
