@@ -71,6 +71,8 @@ def main() -> None:
         hello["stickyproof"] = "assignor/9"
     if mode == "ranges":
         hello["accepts"] = ["ranges"]
+    if mode == "contract":
+        hello["contract"] = arg
     if mode == "wire":
         hello["wire"] = True
         hello["kafka_name"] = "sticky"
@@ -84,7 +86,7 @@ def main() -> None:
         if mode == "record":
             with open(arg, "a", encoding="utf-8") as f:
                 f.write(line)
-        if mode in ("good", "ranges", "record", "wire"):
+        if mode in ("good", "ranges", "record", "wire", "contract"):
             say({"id": rid, "assignment": deal(request), "assign_seconds": 0.001})
         elif mode == "exit" and first_time(arg):
             print("about to exit with 3", file=sys.stderr, flush=True)

@@ -78,3 +78,27 @@ def test_a_terminal_gets_one_human_line(monkeypatch, capsys):
     assert out.endswith(" — known bug of the release sticky@2.2 (docs/grade.md)\n")
     assert main(["grade", "kip341-stale-rejoin", "--assignor", "sticky", "--json"]) == 0
     assert capsys.readouterr().out.startswith("{")
+
+
+def test_protocol_reruns_a_bundled_scenario_under_the_other_rebalance_protocol(capsys):
+    """kip429-new-member is cooperative: the partition the newcomer gets is revoked first and handed
+    over in a follow-up round. Under eager there is no follow-up, and the eager members' owned
+    partitions no longer reach the leader on the wire (R37), so stability is not judged."""
+    code, out, _ = run(capsys, "grade", "kip429-new-member", "--assignor", "cooperative-sticky", "--json")
+    cooperative = json.loads(out)
+    code_eager, out, _ = run(capsys, "grade", "kip429-new-member", "--assignor", "cooperative-sticky",
+                             "--protocol", "eager", "--json")
+    eager = json.loads(out)
+    assert code == 0 and code_eager == 0 and cooperative["valid"] and eager["valid"]
+    assert (cooperative["follow_ups"], cooperative["stability_judged"]) == (1, True)
+    assert (eager["follow_ups"], eager["stability_judged"]) == (0, False)
+    code, out, _ = run(capsys, "grade", "kip341-stale-rejoin", "--assignor", "cooperative-sticky",
+                       "--protocol", "cooperative", "--json")
+    assert code == 0 and json.loads(out)["valid"]
+
+
+def test_protocol_cooperative_with_an_eager_only_assignor_is_one_line_naming_the_flag(capsys):
+    code, out, err = run(capsys, "grade", "kip341-stale-rejoin", "--assignor", "sticky", "--protocol", "cooperative")
+    assert code == 2 and not out
+    assert err.startswith("InvalidOption: --protocol: cooperative: c1's assignor sticky supports only eager")
+    assert len(err.splitlines()) == 1

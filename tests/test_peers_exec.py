@@ -438,3 +438,73 @@ def test_a_failed_build_is_named_by_its_first_maven_error_not_mavens_advice():
              "[ERROR] [Help 1] http://example.invalid/DependencyResolutionException\n")
     assert failure_line(maven).startswith("[ERROR] Failed to execute goal")
     assert failure_line("go: downloading x\nmain.go:3:2: error: no required module\nexit") == "main.go:3:2: error: no required module"
+
+
+# ------------------------------------------------------------------------------------------
+# What an adapter author sees: the hello's name in reports, the leader in each request, the contract
+
+
+def test_the_hellos_name_is_shown_beside_the_exec_name_in_a_grade(peer):
+    from stickyproof.cli.grade import grade_line
+
+    info = peer("good")
+    assert info.name == "exec:good" and info.display == "test-child"
+    scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
+    doc = grade_assignor(scenario, info).to_dict()
+    assert doc["assignor"] == "exec:good" and doc["assignor_name"] == "test-child"
+    assert grade_line(doc).startswith("valid; ") and grade_line(doc).endswith(" (assignor test-child)")
+    assert grade_assignor(scenario, "range").to_dict()["assignor_name"] is None  # a built-in says nothing more
+
+
+def test_each_request_names_the_leader(peer, tmp_path):
+    from stickyproof.leader import lead
+
+    calls = tmp_path / "requests.jsonl"
+    info = peer("record", str(calls))
+    scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
+    lead(scenario, info)  # one scenario names no leader: its first member leads
+    lead(scenario, info, leader="b")  # a simulation's elected leader
+    sent = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert [r["leader"] for r in sent] == ["a", "b"]
+
+
+def test_a_simulated_leader_is_the_member_the_coordinator_elected(tmp_path):
+    import shlex
+
+    from stickyproof.group.runner import resolve_simulation
+    from stickyproof.group.simulator import simulate
+
+    calls = tmp_path / "requests.jsonl"
+    name = "exec:" + shlex.join([sys.executable, CHILD, "record", str(calls)])
+    scenario, schedule, switched, assignor, title = resolve_simulation("kip341-stale-rejoin", None, (), name)
+    result = simulate(scenario, schedule, without=switched, assignor=assignor, name=title)
+    sent = [json.loads(line) for line in calls.read_text().splitlines()]
+    leaders = {step.group.leader for step in result.steps if step.group.leader}
+    members = {m["id"] for r in sent for m in r["group"]["members"]}
+    assert sent and all(r["leader"] in members for r in sent)
+    assert {r["leader"] for r in sent} <= leaders
+
+
+def test_a_declared_contract_holds_the_peer_to_it(peer):
+    info = peer("contract", "per-topic")
+    assert info.contract == "per-topic"
+    scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
+    assert grade_assignor(scenario, info).to_dict()["contract"] == "per-topic"
+
+
+def test_an_unknown_declared_contract_is_named(peer):
+    from stickyproof.errors import InvalidScenario
+
+    info = peer("contract", "fair-ish")
+    scenario = group({"t": 4}, [member("a").topics("t"), member("b").topics("t")])
+    with pytest.raises(InvalidScenario, match="contract"):
+        grade_assignor(scenario, info)
+
+
+def test_a_hunt_shows_the_hellos_name(peer):
+    from stickyproof.hunt import hunt
+    from stickyproof.hunt.report import render_result
+
+    result = hunt(peer("good"), examples=3, seed=1)
+    assert result.assignor == "exec:good" and result.to_dict()["assignor_name"] == "test-child"
+    assert "exec:good (test-child)" in render_result(result).splitlines()[0]

@@ -95,3 +95,51 @@ def test_simulate_is_listed_in_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "simulate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_the_table_fits_the_terminal_and_the_verdict_comes_first(columns, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", str(columns))  # what shutil.get_terminal_size reads first
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], capsys)
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith("MONITOR FAILED: ") and "no-double-consumption" in lines[0]
+    assert max(len(line) for line in lines) <= columns
+    assert all(line.rstrip().endswith("│") for line in lines if line.startswith("│"))  # no member cropped
+    assert out.index("monitors") < out.index("simulation kip341-stale-rejoin")  # the verdicts before the trace
+
+
+def test_a_piped_simulate_renders_at_160_columns(monkeypatch, capsys):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin"], capsys)
+    assert code == 0 and out.splitlines()[0].startswith("all monitors hold; ended: settled")
+    assert max(len(line) for line in out.splitlines()) <= 160
+
+
+def test_protocol_reruns_a_bundled_scenario_cooperatively(capsys):
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "cooperative-sticky",
+                            "--protocol", "cooperative", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"]
+    assert {s["group"]["protocol"] for s in doc["steps"] if s["group"]["protocol"]} == {"cooperative-sticky"}
+    assert any(m["protocol"] == "cooperative" for s in doc["steps"] for m in s["members"])
+    code, out, _ = run_cli(["simulate", "kip341-stale-rejoin", "--assignor", "cooperative-sticky", "--json"], capsys)
+    assert code == 0 and not any(m["protocol"] == "cooperative" for s in json.loads(out)["steps"] for m in s["members"])
+
+
+def test_protocol_cooperative_with_the_scenarios_eager_assignors_names_the_flag(capsys):
+    code, out, err = run_cli(["simulate", "kip341-stale-rejoin", "--protocol", "cooperative"], capsys)
+    assert code == 2 and not out and err.startswith("InvalidOption: --protocol: cooperative: c1's assignor sticky")
+
+
+def test_an_exec_assignors_hello_name_is_in_the_verdict(monkeypatch, capsys):
+    import shlex
+    import sys
+    from pathlib import Path
+
+    child = str(Path(__file__).with_name("peer_children.py"))
+    name = "exec:" + shlex.join([sys.executable, child, "good"])
+    monkeypatch.setenv("COLUMNS", "1000")  # the command line is long: the verdict on one line
+    code, out, _ = run_cli(["simulate", "kip429-new-member", "--assignor", name], capsys)
+    # the child deals round robin, unaware of cooperative hand-overs: a monitor may fail (exit 1)
+    assert code in (0, 1) and out.splitlines()[0].endswith(f"; assignor {name} (test-child)")

@@ -81,6 +81,7 @@ def lead(
     direct: bool = False,
     encode_assignments: bool = True,
     validate: bool = True,
+    leader: str | None = None,
 ) -> LeaderResult:
     """Run one rebalance of ``scenario`` as Kafka's leader would, with ``assignor`` (or the vote winner).
 
@@ -88,6 +89,7 @@ def lead(
     partitions directly, and at a million partitions the encoding costs as much as the assignor.
     ``validate=False`` skips ``validateCooperativeAssignment`` (R39) as a leader does when it is not
     itself cooperative (an eager leader of a mixed group), or the simulator's switch for it is off.
+    ``leader``: the member running this (default: the scenario's first member, ``build_group``).
 
     Raises ``InvalidScenario`` for a group Kafka would not get this far with (no common assignor and
     none forced; a cooperative rebalance with an eager-only assignor; a consumer group, which has no
@@ -106,7 +108,7 @@ def lead(
     info, selected = _choose_assignor(scenario, assignor, notes)
     protocol = rebalance_protocol(scenario, info)
     subscriptions = {} if direct else {m.id: subscription_bytes(m, info, protocol) for m in scenario.members}
-    group = build_group(scenario, info, protocol, direct=direct, subscriptions=subscriptions)
+    group = build_group(scenario, info, protocol, direct=direct, subscriptions=subscriptions, leader=leader)
 
     started = time.perf_counter()
     assignment = info.fn(group)
@@ -255,8 +257,10 @@ def build_group(
     *,
     direct: bool = False,
     subscriptions: Mapping[str, bytes] | None = None,
+    leader: str | None = None,
 ) -> GroupSubscription:
-    """The ``GroupSubscription`` the leader hands the assignor.
+    """The ``GroupSubscription`` the leader hands the assignor; ``leader`` is the member running it
+    (a scenario names no leader: its first member by default, as the member that formed the group).
 
     Wire mode: each member's bytes decoded (``ConsumerProtocol.deserializeSubscription``), then R3
     (negative generation -> absent; ``""`` rack -> absent); the instance id comes from the JoinGroup
@@ -296,7 +300,9 @@ def build_group(
                 raw=data,
             )
         )
-    return GroupSubscription(metadata, tuple(members), protocol, direct)
+    if leader is None and scenario.members:
+        leader = scenario.members[0].id
+    return GroupSubscription(metadata, tuple(members), protocol, direct, leader)
 
 
 def member_data(subscription: Subscription, info: AssignorInfo, *, direct: bool = False) -> MemberData:

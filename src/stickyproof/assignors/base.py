@@ -52,12 +52,17 @@ class GroupSubscription:
     force (R36). ``direct`` is True when the subscriptions were built from the scenario's own
     ``owned``/``generation`` without the wire: the sticky assignors then take claims and
     generation from the subscription fields instead of decoding user data (R1/R2 bypassed).
+    ``leader``: the member id of the leader running the assignor (a simulation's elected leader;
+    for one scenario, which names none, its first member), None when the caller named none. Kafka's
+    own assignors never look at it; a client's leader code around its assignor may (an adapter
+    reproducing it needs to know whose view is the leader's).
     """
 
     metadata: Mapping[str, Topic]
     members: tuple[Subscription, ...]
     protocol: str = EAGER
     direct: bool = False
+    leader: str | None = None
 
     def subscription(self, member_id: str) -> Subscription:
         for s in self.members:

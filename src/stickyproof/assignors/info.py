@@ -45,6 +45,9 @@ class AssignorInfo:
     ``consumer_group``: for a server-side (KIP-848) assignor, the call that assigns a consumer-group
     scenario (``group_protocol`` ``consumer``): the coordinator's input, not a leader's. Such a row
     has no classic protocols and its ``fn`` refuses a classic group. None for classic assignors.
+    ``display``: the name the assignor's program gives itself (an ``exec:`` child's hello ``name``)
+    when it differs from ``name``, else ``""``: reports show it beside ``name``, which stays the
+    string that reproduces the run.
     """
 
     name: str
@@ -60,6 +63,7 @@ class AssignorInfo:
     claims_from_user_data: bool = False
     contract: str = "kafka"
     consumer_group: Callable[[Scenario], Assignment] | None = None
+    display: str = ""
 
     @property
     def is_cooperative_sticky(self) -> bool:

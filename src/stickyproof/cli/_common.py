@@ -169,6 +169,37 @@ def load_scenario_ref(ref: str, args: argparse.Namespace | None = None) -> Scena
     return sized(args, scenario) if args is not None else scenario
 
 
+def add_protocol_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--protocol", choices=("eager", "cooperative"), default=None,
+                   help="run the scenario under this rebalance protocol instead of its own (re-run a bundled "
+                   "scenario under the other one)")
+
+
+def with_protocol(scenario: Scenario, protocol: str | None, assignors: dict[str, tuple[str, ...]]) -> Scenario:
+    """``scenario`` under ``--protocol`` (unchanged when None). ``assignors``: each member's assignor
+    names as the run will configure them. A cooperative run needs every member's assignors to support
+    cooperative (R36); otherwise the member would run eager (or the consumer refuse to start), and
+    the flag would not do what it says: ``InvalidOption`` naming ``--protocol`` and the member."""
+    from dataclasses import replace
+
+    from ..errors import InvalidOption, StickyproofError
+    from ..lookup import get_assignor
+
+    if protocol is None or protocol == scenario.protocol:
+        return scenario
+    if protocol == "cooperative":
+        for member, names in assignors.items():
+            for name in names:
+                try:
+                    supported = get_assignor(name).protocols
+                except StickyproofError:
+                    continue  # the run names it, with its own field
+                if "cooperative" not in supported:
+                    raise InvalidOption("--protocol", f"cooperative: {member}'s assignor {name} supports only "
+                                        f"{', '.join(supported)} (R36); give --assignor a cooperative one, e.g. cooperative-sticky")
+    return replace(scenario, protocol=protocol)
+
+
 def read_json_arg(ref: str) -> Any:
     """Read a JSON document from a file path or ``-``."""
     from ..model import parse_json

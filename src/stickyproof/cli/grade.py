@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from ..grading import Limits
-from ._common import SCENARIO_HELP, add_limit_flags, add_size_flags, limits_from, load_scenario_ref, print_json
+from ._common import (SCENARIO_HELP, add_limit_flags, add_protocol_flag, add_size_flags, limits_from, load_scenario_ref,
+                      print_json, with_protocol)
 
 BALANCE_CHOICES = ("uniform", "global", "kafka", "per-topic", "pairwise")
 
@@ -54,6 +55,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
     limits = limits_from(args, GRADE_LIMITS)
     scenario = load_scenario_ref(args.scenario, args)
+    chosen = (args.assignor,) if args.assignor else ()
+    scenario = with_protocol(scenario, args.protocol, {m.id: chosen for m in scenario.members})
     if args.assignment:
         from ..model import load_assignment
 
@@ -133,11 +136,13 @@ def _known(labels: list[dict[str, Any]]) -> str:
 
 
 def grade_line(doc: dict[str, Any]) -> str:
-    """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``."""
+    """``valid; Kafka-balanced; kept 7 of the 8 an optimal assignment keeps; t-3 moved unnecessarily``,
+    ending ``(assignor NAME)`` when the assignor's program names itself (an ``exec:`` hello)."""
+    named = f" (assignor {doc['assignor_name']})" if doc.get("assignor_name") else ""
     if doc.get("error"):
-        return f"FAILED: {doc['assignor']} gave no assignment: {doc['error']}"
+        return f"FAILED: {doc['assignor']}{named} gave no assignment: {doc['error']}"
     if not doc["valid"]:
-        return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or [])
+        return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or []) + named
     parts = ["valid", _PROMISE.get(doc["contract"], f"contract {doc['contract']}")]
     kept, best = doc["kept"], doc["optimal_kept"]
     if best is not None:
@@ -148,7 +153,7 @@ def grade_line(doc: dict[str, Any]) -> str:
     if moved:
         shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
         parts.append(f"{shown} moved unnecessarily")
-    return "; ".join(parts)
+    return "; ".join(parts) + named
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:
@@ -171,6 +176,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--direct", action="store_true", help="hand the scenario's own owned/generation to the assignor (no wire)")
     p.add_argument("--balance", choices=BALANCE_CHOICES, default=None,
                    help="judge balance by this mode instead of the assignor's own promise")
+    add_protocol_flag(p)
     p.add_argument("--json", action="store_true", help="print the JSON grade even on a terminal (it is printed when piped)")
     add_limit_flags(p, GRADE_LIMITS, "assignor_seconds", "z3_query_seconds", "cpsat_work", "cpsat_seconds")
     add_size_flags(p)

@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Any, Callable
 
-__all__ = ["INTERRUPT_GRACE_SECONDS", "interrupted", "leave_ctrl_c_to_python", "on_sigint", "watch"]
+__all__ = ["INTERRUPT_GRACE_SECONDS", "explain", "interrupted", "leave_ctrl_c_to_python", "on_sigint", "watch"]
 
 INTERRUPT_GRACE_SECONDS = 3.0
 """After Ctrl-C, how long the command has to unwind (close its progress bar, stop Spark; a sweep's
@@ -44,9 +44,31 @@ _said = threading.Lock()
 _ctrl_c = threading.Event()
 """Set once the user pressed Ctrl-C (by the SIGINT handler ``watch`` installs, or on the way out)."""
 
+_detail: list[Callable[[], str]] = []
+"""What the command wants said after ``interrupted:`` (``explain``); the last one given counts."""
+
+
+def explain(detail: Callable[[], str] | None) -> None:
+    """Have ``interrupted`` say ``interrupted: <detail()>`` (a sweep: what is kept and how to resume),
+    whichever thread says it -- the main thread unwinding, or the watchdog once the grace is over.
+    ``None`` takes it back."""
+    _detail.clear()
+    if detail is not None:
+        _detail.append(detail)
+
+
+def _line() -> str:
+    try:
+        said = _detail[-1]() if _detail else ""
+    except Exception:  # noqa: BLE001 - the detail is a courtesy; the line must still be written
+        said = ""
+    said = " ".join(said.split())
+    return f"interrupted: {said}\n" if said else "interrupted\n"
+
 
 def interrupted() -> int:
-    """Say ``interrupted`` (once per process) and return 130; a later Ctrl-C is ignored."""
+    """Say ``interrupted`` (once per process; with the command's detail, ``explain``) and return 130;
+    a later Ctrl-C is ignored."""
     import signal
 
     try:  # a second Ctrl-C while the command winds down changes nothing: ignore it
@@ -55,7 +77,7 @@ def interrupted() -> int:
         pass
     _ctrl_c.set()
     if _said.acquire(blocking=False):
-        sys.stderr.write("interrupted\n")
+        sys.stderr.write(_line())
         sys.stderr.flush()
     return 130
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_json_flag, add_size_flags, print_json, sized
+from ._common import add_json_flag, add_protocol_flag, add_size_flags, print_json, sized, with_protocol
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -22,14 +22,25 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
         raise InvalidOption("--scenario", "give the scenario once (positionally; --scenario is the old spelling)")
     scenario, schedule, switched, assignor, name = resolve_simulation(ref, args.events, args.without or (), args.assignor)
+    scenario = with_protocol(scenario, args.protocol,
+                             {m.id: (assignor,) if assignor else tuple(m.assignors) for m in scenario.members})
     sized(args, scenario)
     result = simulate(scenario, schedule, without=switched, assignor=assignor, name=name)
     if args.json:
         print_json(result.to_dict())
     else:
+        import shutil
+
         from ..group.report import render_report
 
-        sys.stdout.write(render_report(result, notes=not args.brief))
+        # the terminal's width (COLUMNS when set; 160 when stdout is a file or a pipe)
+        width = shutil.get_terminal_size((160, 24)).columns
+        named = None
+        if assignor:
+            from ..lookup import get_assignor
+
+            named = get_assignor(assignor).display or None  # resolved by the run already: the lookup's cache
+        sys.stdout.write(render_report(result, width=width, notes=not args.brief, assignor_name=named))
     return 0 if result.ok else 1
 
 
@@ -42,7 +53,8 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         description="Simulate a consumer group tick by tick: coordinator and members as state machines, the leader "
         "assigning through the real leader path, events (joins, stalls, crashes, restarts, upgrades, fail-overs) from "
         "an events file or the named scenario's own schedule. Prints the trace (one row per step: what happened, the "
-        "generation, who owns what) and the monitors' verdicts; exit 1 when a monitor fails. An event scheduled at or "
+        "generation, who owns what) after the verdict (one line, then the monitors), at the terminal's width; exit 1 "
+        "when a monitor fails. An event scheduled at or "
         "past config.max_ticks is refused (exit 2). See models/protocol.md.",
     )
     p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
@@ -53,6 +65,7 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
                    help=f"switch a historical safeguard off (repeatable): {', '.join(FEATURES)}")
     p.add_argument("--assignor", metavar="NAME",
                    help="configure every member with this assignor (e.g. sticky@2.2, cooperative-sticky@2.4, module:callable)")
+    add_protocol_flag(p)
     add_json_flag(p, "print the machine-readable trace instead of the table")
     p.add_argument("--brief", action="store_true", help="leave the protocol messages out of the table")
     add_size_flags(p)

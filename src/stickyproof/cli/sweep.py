@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_int, positive_int, print_json
@@ -13,22 +14,49 @@ from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_in
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..sweep.console import progress_bar, summary_lines, verdict_text
+    from ..sweep.console import ProgressLines, progress_bar, running_note, summary_lines, verdict_text
     from ..sweep.findings import TITLES
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
     from ..sweep.summary import summarize
+    from . import interrupts
 
     assignors = [a.strip() for a in args.assignors.split(",") if a.strip()] if args.assignors else None
-    bar = progress_bar(Console(stderr=True, quiet=not sys.stderr.isatty()))  # no bar (nor its blank line) in a log
+    terminal = sys.stderr.isatty()
+    bar = progress_bar(Console(stderr=True, quiet=not terminal))  # no bar (nor its blank line) in a log
+    lines = ProgressLines()  # in a log: a plain line every PROGRESS_SECONDS instead
     tasks: list[Any] = []
+    latest: list[Any] = []
 
-    def progress(done: float, total: int) -> None:
-        if not tasks:  # the bar appears once grading starts, not before the input is checked
+    def kept() -> str:
+        if not latest:
+            return ""
+        return f"{latest[-1].kept} of {latest[-1].owed} tasks kept in {args.out}; run the same command to resume"
+
+    def status(now: Any) -> None:
+        latest.append(now)
+        del latest[:-1]
+        if not now.started:  # the JVM takes seconds to start (a minute on a loaded machine): say so
+            sys.stderr.write(f"starting Spark ({args.master}) for {now.total} tasks; its output goes to "
+                             f"{Path(args.out) / 'spark.log'}\n")
+            sys.stderr.flush()
+            return
+        if now.started and not tasks:  # grading has begun (first call: the main thread, Spark up)
             _quiet_spark_on_interrupt()
-            bar.start()
-            tasks.append(bar.add_task("grading", total=total))
-        bar.update(tasks[0], completed=done, total=total)
+            tasks.append(bar.add_task("grading", total=now.total))
+            if terminal:
+                bar.start()
+        if not terminal:
+            line = lines.line(now)
+            if line is not None:
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        elif tasks:
+            from rich.markup import escape  # an assignor name may hold [brackets]
 
+            bar.update(tasks[0], completed=now.done, total=now.total,
+                       description=escape(running_note(now.running)) or "grading")
+
+    interrupts.explain(kept)
     try:
         outcome = run_sweep(
             args.out,
@@ -43,19 +71,23 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             master=args.master,
             chunk_tasks=args.chunk,
             historical_small=not args.historical_all_scales,
-            progress=progress,
+            status=status,
             report=not args.no_report,
         )
-    finally:
-        if tasks:
+    except BaseException:
+        if terminal and tasks:
             bar.stop()
+        raise  # Ctrl-C: cli.main says ``interrupted: N of M tasks kept ...`` (interrupts.explain)
+    if terminal and tasks:
+        bar.stop()
+    interrupts.explain(None)
     summary = outcome.summary if args.by is None else summarize(outcome.out, by=args.by)
     if args.json:
         doc = outcome.to_dict()
         doc["summary"] = summary.to_dict()
         print_json(doc)
     else:
-        for line in (*verdict_text(summary), "", *summary_lines(summary)):  # the answer first, then the figures
+        for line in (*verdict_text(summary), "", *summary_lines(summary, outcome.names)):  # the answer first, then the figures
             print(line)
         g = outcome.grading
         print(f"{g.tasks_computed} tasks run ({g.tasks_present} already present), {g.rows_written} rows, "
@@ -88,7 +120,7 @@ def _quiet_spark_on_interrupt() -> None:
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return
+        return  # (the poller thread's call: the main thread installs it after the next commit)
     from pyspark import SparkContext
 
     previous = signal.getsignal(signal.SIGINT)

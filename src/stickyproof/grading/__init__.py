@@ -257,7 +257,8 @@ def grade_assignor(
         rack_order=info.release is None or info.release.kip_881,
     )
     labels = label_failures(scenario, info, graded)
-    return replace(graded, labels=labels) if labels else graded
+    named = {"assignor_name": info.display} if info.display else {}
+    return replace(graded, labels=labels, **named) if labels or named else graded
 
 
 def sees_its_history(scenario: Scenario, info: AssignorInfo, *, direct: bool = False) -> bool:

@@ -91,6 +91,7 @@ def run_leader(
     validation: bool = True,
     max_version: int = 3,
     resolve: Callable[[str], AssignorInfo] = get_assignor,
+    leader_id: str | None = None,
 ) -> LeaderOutcome:
     """``ConsumerCoordinator.onLeaderElected``: assign through ``stickyproof.leader.lead``.
 
@@ -104,7 +105,7 @@ def run_leader(
         info = leader_assignor(leader, protocol, resolve)
         scenario = group_scenario(members, info, topics, max_version=max_version)
         validate = validation and leader.protocol == COOPERATIVE
-        result = leader_module.lead(scenario, info, encode_assignments=False, validate=validate)
+        result = leader_module.lead(scenario, info, encode_assignments=False, validate=validate, leader=leader_id)
         assignment = dict(result.assignment.assignment)
         revoking = result.assignment.revoking
         notes, seconds = result.notes, result.assign_seconds

@@ -407,6 +407,7 @@ class MemberProcess:
                 validation=sim.has("cooperative-validation"),
                 max_version=3 if sim.has("generation-in-subscription") else 1,
                 resolve=sim.assignor_info,
+                leader_id=self.member_id,
             )
             sim.leader_ran(t, self, outcome)
             if outcome.error is not None:

@@ -16,7 +16,7 @@ def render_result(result: HuntResult, *, saved: list[str] | None = None) -> str:
     if result.finding is None:
         worst = "none graded" if result.worst_stickiness is None else f"{result.worst_stickiness:.4f}"
         lines = [
-            f"no failure: {result.assignor} passed {result.tried} examples (seed {result.seed}); "
+            f"no failure: {result.shown} passed {result.tried} examples (seed {result.seed}); "
             f"worst stickiness seen {worst}; {result.seconds:.1f} s"
         ]
         if result.tried < result.examples:
@@ -33,7 +33,7 @@ def render_result(result: HuntResult, *, saved: list[str] | None = None) -> str:
     lines = []
     if result.keep_going:
         lines.append(
-            f"FAILED: {result.assignor}: {len(result.findings)} failure signature(s) in {result.tried} examples "
+            f"FAILED: {result.shown}: {len(result.findings)} failure signature(s) in {result.tried} examples "
             f"(seed {result.seed})"
         )
     for number, f in enumerate(result.findings, 1):
@@ -53,7 +53,7 @@ def _finding_lines(result: HuntResult, f: Finding, number: int | None) -> list[s
     size = doc["size"]
     head = f"FAILED {f.failure}" if number is None else f"[{number}] {f.signature}"
     lines = [
-        f"{head}: {result.assignor} after {result.tried} examples (seed {result.seed}); "
+        f"{head}: {result.shown} after {result.tried} examples (seed {result.seed}); "
         f"shrunk to {size['members']} members, {size['partitions']} partitions, {size['claims']} claims "
         f"in {f.shrink_evaluations} evaluations",
         f"violated: {', '.join(f.failures)}",

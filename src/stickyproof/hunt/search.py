@@ -141,6 +141,13 @@ class HuntResult:
     reference: str | None = None
     worst_kept_delta: int | None = None
     worst_kept_delta_scenario: Scenario | None = None
+    assignor_name: str | None = None
+    """The name the assignor's program gives itself (an ``exec:`` hello), when not ``assignor``."""
+
+    @property
+    def shown(self) -> str:
+        """``assignor`` as reports show it: with the name its program gives itself, if another."""
+        return f"{self.assignor} ({self.assignor_name})" if self.assignor_name else self.assignor
 
     @property
     def found(self) -> bool:
@@ -178,6 +185,7 @@ class HuntResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "assignor": self.assignor,
+            "assignor_name": self.assignor_name,
             "seed": self.seed,
             "examples": self.examples,
             "tried": self.tried,
@@ -391,6 +399,7 @@ def hunt(
         reference=None if ref_info is None else ref_info.name,
         worst_kept_delta=state.worst_delta,
         worst_kept_delta_scenario=state.worst_delta_scenario,
+        assignor_name=info.display or None,
     )
 
 

@@ -85,6 +85,8 @@ class Grade:
     stability_judged: bool = True
     #: Known Kafka behaviour explaining a failure (``grading.hazards``; the oracle only carries them).
     labels: tuple[Any, ...] = ()
+    #: The name the assignor's program gives itself (an ``exec:`` child's hello), when not ``assignor``.
+    assignor_name: str | None = None
 
     @property
     def contract_balanced(self) -> bool | None:
@@ -102,6 +104,7 @@ class Grade:
     def to_dict(self) -> dict[str, Any]:
         return {
             "assignor": self.assignor,
+            "assignor_name": self.assignor_name,
             "contract": self.contract,
             "valid": self.valid,
             "violations": [v.to_dict() for v in self.violations],

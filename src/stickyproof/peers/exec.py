@@ -312,8 +312,11 @@ def _check_seconds(seconds: float) -> None:
 
 
 def info_from_hello(name: str, hello: Hello, fn: ExecAssignorFn, description: str) -> AssignorInfo:
-    """The registry entry of a peer: named as the user wrote it, the Kafka name and protocols from its hello."""
-    declared = {"contract": hello.contract} if hello.contract else {}
+    """The registry entry of a peer: named as the user wrote it, the Kafka name and protocols from its
+    hello, and the hello's ``name`` as its ``display`` name when that says something ``name`` does not."""
+    declared: dict[str, str] = {"contract": hello.contract} if hello.contract else {}
+    if hello.name != name:
+        declared["display"] = hello.name
     return led_as(hello.kafka_name, name=name, protocols=hello.protocols, fn=fn, description=description, **declared)
 
 

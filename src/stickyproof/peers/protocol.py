@@ -264,8 +264,9 @@ def _owned_document(owned: Sequence[TopicPartition], ranges: bool) -> dict[str, 
 
 
 def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = False, wire: bool = False) -> dict[str, Any]:
-    """The §3 request for ``group``: the group as the leader decoded it, ``owned`` lists in the
-    ranges encoding where ``ranges`` allows and it pays, raw subscriptions when ``wire``."""
+    """The §3 request for ``group``: the leader's member id, the group as the leader decoded it,
+    ``owned`` lists in the ranges encoding where ``ranges`` allows and it pays, raw subscriptions
+    when ``wire``."""
     members = []
     for s in group.members:
         members.append({
@@ -281,6 +282,7 @@ def request_document(call_id: int, group: GroupSubscription, *, ranges: bool = F
     doc: dict[str, Any] = {
         "id": call_id,
         "rebalance_protocol": group.protocol,
+        "leader": group.leader,
         "group": {"topics": {t.name: _topic_document(t) for t in group.metadata.values()}, "members": members},
     }
     if wire:

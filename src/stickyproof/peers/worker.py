@@ -75,7 +75,7 @@ def group_from_request(doc: dict[str, Any]) -> GroupSubscription:
             instance_id=m.get("instance_id"),
             version=m.get("version", 3),
         ))
-    return GroupSubscription(metadata, tuple(members), doc["rebalance_protocol"], False)
+    return GroupSubscription(metadata, tuple(members), doc["rebalance_protocol"], False, doc.get("leader"))
 
 
 def answer_line(call_id: int, assignment: Assignment, seconds: float) -> bytes:

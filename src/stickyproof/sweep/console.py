@@ -6,12 +6,20 @@ Building a table is library work; printing it is the CLI's (this module never pr
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import Any, Mapping, Sequence
 
 from .compare import ASPECTS, Comparison
+from .job import GradingStatus, Running
 from .summary import Summary, SummaryLine, verdict_lines
 
-__all__ = ["progress_bar", "summary_lines", "verdict_text", "compare_table"]
+__all__ = ["PROGRESS_SECONDS", "ProgressLines", "clock", "progress_bar", "running_note", "summary_lines", "verdict_text", "compare_table"]
+
+PROGRESS_SECONDS = 10.0
+"""How often a sweep whose stderr is not a terminal (a CI log, ``2> file``) writes a progress line."""
+
+#: A task running at least this long is named in the progress (a large history, minutes long).
+LONG_TASK_SECONDS = 15.0
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -20,12 +28,71 @@ def _f(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def clock(seconds: float) -> str:
+    """``45s``, ``3m10s``, ``1h02m``: a duration as a progress line says it."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def running_note(running: Sequence[Running]) -> str:
+    """The long tasks running now (``history 0 (large) with sticky for 1m20s``), longest first, or ''."""
+    long = [r for r in running if r.seconds >= LONG_TASK_SECONDS]
+    if not long:
+        return ""
+    first = long[0]
+    scale = f" ({first.scale})" if first.scale else ""
+    more = f" and {len(long) - 1} more" if len(long) > 1 else ""
+    return f"history {first.index}{scale} with {first.assignor} for {clock(first.seconds)}{more}"
+
+
+class ProgressLines:
+    """The plain progress lines of a sweep in a log: one when grading starts, then one every
+    ``PROGRESS_SECONDS`` (``graded 120/432 tasks, 3m10s, ETA 4m``), naming a long task running.
+
+    The one stateful piece of the console: it remembers when it last spoke."""
+
+    def __init__(self, every: float = PROGRESS_SECONDS, now: Any = time.monotonic) -> None:
+        self.every = every
+        self.now = now
+        self.began: float | None = None
+        self.last = 0.0
+        self.finished = False
+
+    def line(self, status: GradingStatus) -> str | None:
+        """The line to write for ``status`` now, or None when the last one is too recent."""
+        if not status.started:
+            return None
+        t = self.now()
+        if self.began is None:
+            self.began = self.last = t
+            present = f" ({status.kept} already present)" if status.kept else ""
+            return f"grading {status.total} tasks{present}"
+        done = status.done >= status.total
+        if self.finished or (t - self.last < self.every and not done):
+            return None
+        self.last, self.finished = t, done
+        elapsed = t - self.began
+        text = f"graded {int(status.done)}/{status.total} tasks, {clock(elapsed)}"
+        if 0 < status.done < status.total:
+            text += f", ETA {clock(elapsed * (status.total - status.done) / status.done)}"
+        note = running_note(status.running)
+        if note:
+            text += f"; running {note}"
+        elif status.done == 0 and not status.running:
+            text += "; Spark's Python workers starting"  # no task has begun: imports, under load a minute
+        return text
+
+
 def progress_bar(console: Any) -> Any:
-    """A rich Progress showing groups graded, rate and time left."""
+    """A rich Progress showing tasks graded, rate and time left; its description names a long task running."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     return Progress(
-        TextColumn("[bold]grading"),
+        TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("tasks"),
@@ -69,10 +136,13 @@ def verdict_text(summary: Summary, width: int = 120) -> list[str]:
     return out
 
 
-def summary_lines(summary: Summary) -> list[str]:
+def summary_lines(summary: Summary, names: Mapping[str, str] | None = None) -> list[str]:
     """The summary table as plain text: two header lines, one line per assignor (and per class with
-    ``--by``), then a two-line legend; at most 120 columns."""
+    ``--by``), then a two-line legend; at most 120 columns. An assignor whose program names itself
+    otherwise (``names``: an ``exec:`` hello) is shown as ``NAME (assignor)``."""
     rows = [_cells(line) for line in summary.lines]
+    if names:
+        rows = [(f"{names[c[0]]} ({c[0]})", *c[1:]) if c[0] in names else c for c in rows]
     # the name column grows to the longest name (kafka-python:cooperative-sticky), up to 33 so the
     # line stays within 120 columns; a longer name ends in an ellipsis
     first = min(33, max([26] + [len(c[0]) + 1 for c in rows]))

@@ -11,10 +11,19 @@ it reads back only each committed chunk's row count and its failing rows.
 Two chunk jobs run at once (from two driver threads): Spark's FIFO scheduler hands the second job's
 tasks to cores the first job's last tasks leave idle, so the tail of one chunk does not stall the
 machine.
+
+Progress: Spark counts a slot (a partition) done only when all its tasks are, and the first chunk's
+slots hold a large history and many small tasks each, so Spark alone would report ``0/223`` for the
+first minute and a half. Each slot therefore writes a status file (``DIR/_staging/<chunk>.status/
+<slot>.json``: tasks done, and the task running with when it started) after every task; the driver
+reads them (``GradingStatus``: tasks done, the tasks running and for how long). A best effort: a
+status file that cannot be written or read only makes the progress coarser.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import threading
 import time
@@ -30,9 +39,34 @@ from .plan import Chunk, Task, plan_chunks
 from .rows import ADVERSARIAL, TaskFn, TaskParams, error_text, run_task
 from .store import SweepDir
 
-__all__ = ["GradeRun", "run_grading", "CONCURRENT_CHUNKS"]
+__all__ = ["GradeRun", "GradingStatus", "Running", "run_grading", "CONCURRENT_CHUNKS"]
 
 Progress = Callable[[float, int], None]
+
+
+@dataclass(frozen=True)
+class Running:
+    """A task being graded now: history (or group) ``index`` with ``assignor``, for ``seconds``."""
+
+    index: int
+    assignor: str
+    scale: str | None
+    seconds: float
+
+
+@dataclass(frozen=True)
+class GradingStatus:
+    """Where the grading is: ``done`` of the ``total`` tasks this run computes (fractional while a
+    chunk runs); ``kept`` of the ``owed`` tasks the whole sweep has (those present before this run
+    included) committed to disk, which is what a Ctrl-C leaves; the tasks running now, longest first."""
+
+    done: float
+    total: int
+    kept: int
+    owed: int
+    running: tuple[Running, ...] = ()
+    started: bool = True
+    """False for the call made before Spark starts (the tasks present are known, grading is not)."""
 
 # Concurrent chunk jobs: two keep every core busy across chunk boundaries.
 CONCURRENT_CHUNKS = 2
@@ -73,8 +107,40 @@ def crash_rows(seed: int, task: Task, params: TaskParams, error: str) -> list[di
     return [row]
 
 
-def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, task_fn: TaskFn) -> Callable:
-    """The function ``mapInArrow`` runs on the executors: run each incoming slot's tasks, yield their rows."""
+def _write_status(status_dir: str | None, slot: int, done: int, task: Task | None) -> None:
+    """Record, for the driver's progress, that ``slot`` finished ``done`` tasks and runs ``task`` now."""
+    if status_dir is None:
+        return
+    doc = {"done": done, "running": None if task is None else [task.index, task.assignor, time.time()]}
+    path = os.path.join(status_dir, f"{slot}.json")
+    try:
+        os.makedirs(status_dir, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        with open(tmp, "w") as handle:
+            json.dump(doc, handle)
+        os.replace(tmp, path)
+    except OSError:  # progress is best effort; the rows are what matters
+        pass
+
+
+def _read_status(status_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        paths = list(status_dir.glob("*.json"))
+    except OSError:
+        return out
+    for path in paths:
+        try:
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):  # being replaced, or gone with the chunk
+            continue
+    return out
+
+
+def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, task_fn: TaskFn,
+              status_dir: str | None = None) -> Callable:
+    """The function ``mapInArrow`` runs on the executors: run each incoming slot's tasks, yield their
+    rows; after each task, the slot's status file (``status_dir``) says how many are done."""
 
     def run_slots(batches: Any) -> Any:
         import pyarrow as pa
@@ -101,11 +167,13 @@ def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, ta
         size = 0
         for batch in batches:
             for slot in batch.column("id").to_pylist():
-                for task in slots[slot]:
+                for number, task in enumerate(slots[slot]):
+                    _write_status(status_dir, slot, number, task)
                     try:
                         group = list(task_fn(seed, task.index, task.assignor, params))
                     except Exception as exc:  # noqa: BLE001 - a crash is a row, never a failed job
                         group = crash_rows(seed, task, params, error_text("task", exc))
+                    _write_status(status_dir, slot, number + 1, None)
                     group = [with_failing(r) for r in group]  # the one definition of a failing row
                     pending.append((task, group))
                     size += len(group)
@@ -118,6 +186,12 @@ def map_slots(seed: int, slots: Sequence[Sequence[Task]], params: TaskParams, ta
     return run_slots
 
 
+def status_dir_of(target: Path) -> Path:
+    """Where a chunk's slots write their status files: beside its staging directory (Spark must
+    create that one itself)."""
+    return target.with_name(target.name + ".status")
+
+
 def _run_chunk(spark: Any, chunk: Chunk, params: TaskParams, task_fn: TaskFn, target: Path) -> None:
     """One Spark job: one partition per slot, its tasks run in order, rows written as Parquet to ``target``."""
     sc = spark.sparkContext
@@ -126,7 +200,8 @@ def _run_chunk(spark: Any, chunk: Chunk, params: TaskParams, task_fn: TaskFn, ta
     ids = spark.range(0, slots, numPartitions=slots)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*pandas >= 3.0.0.*", category=FutureWarning)
-        graded = ids.mapInArrow(map_slots(chunk.seed, chunk.slots, params, task_fn), _spark_schema())
+        graded = ids.mapInArrow(map_slots(chunk.seed, chunk.slots, params, task_fn, str(status_dir_of(target))),
+                                 _spark_schema())
     graded.write.mode("errorifexists").parquet(str(target))
 
 
@@ -175,14 +250,18 @@ def run_grading(
     task_fn: TaskFn | None = None,
     chunk_tasks: int | None = None,
     progress: Progress | None = None,
+    status: Callable[[GradingStatus], None] | None = None,
+    present: dict[int, set[str]] | None = None,
 ) -> GradeRun:
-    """Run tasks (seed, 0..count-1, assignor) for every assignor, skipping those already in ``out``."""
+    """Run tasks (seed, 0..count-1, assignor) for every assignor, skipping those already in ``out``
+    (``present``, when the caller has read them). ``progress(done, total)`` and ``status`` are
+    called every half second and after each committed chunk."""
     started = time.perf_counter()
     task_fn = task_fn or run_task
     sc = spark.sparkContext
     parallelism = max(1, int(sc.defaultParallelism))
     manifest = out.open_manifest(manifest_params)
-    present = out.keys_present(seed)
+    present = out.keys_present(seed) if present is None else present
     chunks = plan_chunks(seed, count, assignors, present, scale_of=scale_of, parallelism=parallelism,
                          chunk_tasks=chunk_tasks, skip=skip)
     tasks_present = sum(len({a for a in present.get(i, set()) & set(assignors) if (i, a) not in skip}) for i in range(count))
@@ -194,20 +273,37 @@ def run_grading(
     stop = threading.Event()
 
     def report() -> None:
-        if progress is None:
+        if progress is None and status is None:
             return
         with lock:
-            current = state["committed"] + sum(len(c.tasks) * _safe_fraction(sc, c) for c in running.values())
+            chunks_now = list(running.values())
+            committed = state["committed"]
+        now = time.time()
+        current = committed
+        busy: list[Running] = []
+        for chunk in chunks_now:
+            slots = _read_status(status_dir_of(out.staging_path(chunk.name)))
+            by_status = sum(int(doc.get("done") or 0) for doc in slots)
+            current += max(len(chunk.tasks) * _safe_fraction(sc, chunk), min(by_status, len(chunk.tasks)))
+            for doc in slots:
+                if doc.get("running"):
+                    index, assignor, since = doc["running"]
+                    busy.append(Running(int(index), str(assignor), (scale_of or {}).get(int(index)), max(0.0, now - since)))
+        with lock:
             state["shown"] = max(state["shown"], min(current, float(total_tasks)))
             shown = state["shown"]
-        progress(shown, total_tasks)
+        if progress is not None:
+            progress(shown, total_tasks)
+        if status is not None:
+            busy.sort(key=lambda r: (-r.seconds, r.index, r.assignor))
+            status(GradingStatus(shown, total_tasks, tasks_present + int(committed), tasks_present + total_tasks, tuple(busy)))
 
     def poll() -> None:
         while not stop.wait(0.5):
             report()
 
-    if progress is not None:
-        progress(0.0, total_tasks)
+    if progress is not None or status is not None:
+        report()
     poller = threading.Thread(target=poll, name="stickyproof-sweep-progress", daemon=True)
     poller.start()
     written: list[str] = []
@@ -230,6 +326,7 @@ def run_grading(
                 if exc is not None:
                     raise SweepError(f"chunk {chunk.name} ({len(chunk.tasks)} tasks) failed: {_spark_message(exc)}") from exc
                 committed = out.commit_chunk(chunk.name)
+                _drop(status_dir_of(out.staging_path(chunk.name)))
                 rows, bad = out.write_chunk_failures(committed)
                 rows_written += rows
                 failing += bad
@@ -254,6 +351,10 @@ def run_grading(
                 sc.cancelJobGroup(_job_group(chunk))
             except Exception:  # noqa: BLE001 - the context may already be gone
                 pass
+        if status is not None:
+            # What is kept, from the disk: Ctrl-C may land between a chunk's rename and its count.
+            on_disk = sum(len(c.tasks) for c in chunks if (out.grades / f"chunk={c.name}").is_dir())
+            status(GradingStatus(state["shown"], total_tasks, tasks_present + on_disk, tasks_present + total_tasks))
         raise
     finally:
         stop.set()
@@ -270,6 +371,12 @@ def run_grading(
         rows_written=rows_written,
         failing_rows=failing,
     )
+
+
+def _drop(directory: Path) -> None:
+    import shutil
+
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _safe_fraction(sc: Any, chunk: Chunk) -> float:

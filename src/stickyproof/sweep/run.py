@@ -11,15 +11,15 @@ Sized to finish within five minutes on two cores (docs/sweep.md gives the measur
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SweepError
 from ..grading import Limits
-from .job import GradeRun, run_grading
+from .job import GradeRun, GradingStatus, run_grading
 from .rows import ADVERSARIAL, HISTORIES, SOURCES, TaskFn, TaskParams
-from .session import DEFAULT_MASTER, spark_session
+from .session import DEFAULT_MASTER, check_master, spark_session
 from .store import SweepDir
 from .summary import Summary, load_frames, summarize_frame
 
@@ -66,6 +66,8 @@ class SweepOutcome:
     triage: tuple[Any, ...]
     report: Path | None
     seconds: float
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Assignor -> the name its program gives itself (an ``exec:`` child's hello), where they differ."""
 
     def to_dict(self) -> dict[str, Any]:
         g = self.grading
@@ -74,6 +76,7 @@ class SweepOutcome:
             "seed": g.seed,
             "count": g.count,
             "assignors": list(g.assignors),
+            "assignor_names": dict(self.names),
             "tasks_present_before": g.tasks_present,
             "tasks_computed": g.tasks_computed,
             "rows_written": g.rows_written,
@@ -110,6 +113,14 @@ def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
         seen.add(name)
         get_assignor(name)  # raises UnknownAssignor naming it
     return chosen
+
+
+def display_names(names: Sequence[str]) -> dict[str, str]:
+    """Assignor -> the name its program gives itself, for those whose differs (``exec:`` children;
+    resolved already, so this reads the lookup's cache)."""
+    from ..lookup import get_assignor
+
+    return {name: get_assignor(name).display for name in names if get_assignor(name).display}
 
 
 def canonical_space(overrides: Sequence[str]) -> tuple[str, ...]:
@@ -168,6 +179,7 @@ def run_sweep(
     historical_small: bool = True,
     progress: Callable[[float, int], None] | None = None,
     report: bool = True,
+    status: Callable[[GradingStatus], None] | None = None,
 ) -> SweepOutcome:
     """Run ``count`` histories (or sampled groups, ``source=adversarial``) of ``seed`` with every
     assignor on Spark, then summarize, collect findings, triage and write the report.
@@ -176,6 +188,9 @@ def run_sweep(
     ``session`` reuses a running SparkSession (left running). ``task_fn`` replaces one task
     (tests); it must return rows of ``columns.COLUMNS``. ``historical_small``: historical releases
     are run only on the first ``HISTORICAL_HISTORIES`` histories below the ``large`` scale.
+    ``status`` hears where the sweep is (``GradingStatus``) once the tasks present in ``out`` are
+    known -- before Spark starts, so a Ctrl-C during Spark's start-up can say what is kept -- then
+    while grading. Spark's own output goes to ``out/spark.log``.
     """
     started = time.perf_counter()
     if source not in SOURCES:
@@ -193,7 +208,9 @@ def run_sweep(
     if task_fn is None:
         names = resolve_assignors(assignors)
         space_items = canonical_space(space) if source == ADVERSARIAL else ()
+        shown = display_names(names)
     else:
+        shown = {}
         if not assignors:
             raise SweepError("a custom task function needs the assignor names")
         names = tuple(assignors)
@@ -210,15 +227,22 @@ def run_sweep(
                        "direct": direct, "z3_query_seconds": limits.z3_query_seconds,
                        "cpsat_work": limits.cpsat_work, "cpsat_seconds": limits.cpsat_seconds,
                        "assignor_seconds": limits.assignor_seconds}
+    if session is None:
+        check_master(master)  # before anything is said or written: a wrong --master is one line
     check_out_dir(Path(out))
     sweep_dir = SweepDir(Path(out))
     with sweep_dir.lock():
         sweep_dir.prepare()
-        with spark_session(master, session=session) as spark:
+        present = sweep_dir.keys_present(seed)
+        if status is not None:
+            owed = [(i, a) for i in range(count) for a in names if (i, a) not in skip]
+            kept = sum(1 for i, a in owed if a in present.get(i, ()))
+            status(GradingStatus(0.0, len(owed) - kept, kept, len(owed), started=False))
+        with spark_session(master, session=session, log=sweep_dir.root / "spark.log") as spark:
             grading = run_grading(
                 spark, sweep_dir, seed=seed, count=count, assignors=names, params=params,
                 manifest_params=manifest_params, scale_of=scales, skip=skip, task_fn=task_fn,
-                chunk_tasks=chunk_tasks, progress=progress,
+                chunk_tasks=chunk_tasks, progress=progress, status=status, present=present,
             )
         sweep_dir.sync_failures()
         rebalances, histories = load_frames(sweep_dir.root)
@@ -241,4 +265,5 @@ def run_sweep(
             manifest = sweep_dir.read_manifest() or {}
             report_path = write_report(sweep_dir, summary, rebalances, histories, findings, cases,
                                        manifest.get("params", {}))
-    return SweepOutcome(sweep_dir.root, grading, summary, findings, cases, report_path, time.perf_counter() - started)
+    return SweepOutcome(sweep_dir.root, grading, summary, findings, cases, report_path, time.perf_counter() - started,
+                        shown)

@@ -14,7 +14,11 @@
                                               the replay document of every history with a failing
                                               row or monitor (``stickyproof simulate --scenario FILE``)
     DIR/report.html, DIR/triage/*.json        written after the grading
-    DIR/_staging/                             chunks being written (never read; emptied at start)
+    DIR/spark.log                             what Spark's JVM and its Python workers wrote (appended
+                                              by every run that started Spark)
+    DIR/_staging/                             chunks being written, and each running chunk's
+                                              ``<name>.status/`` progress files (never read as
+                                              data; emptied at start)
 
 Atomicity: Spark writes a chunk into ``_staging/<name>``; only when that write job has succeeded is
 the directory renamed into ``grades/`` (one ``rename``, atomic on a POSIX file system), and only
