@@ -85,6 +85,9 @@ class Grade:
     stability_judged: bool = True
     #: Known Kafka behaviour explaining a failure (``grading.hazards``; the oracle only carries them).
     labels: tuple[Any, ...] = ()
+    #: A consumer group's (KIP-848) record: contract, fixed point, stable, order, the optimum and the
+    #: gap per tier (``grading.consumer``); None for a classic group.
+    consumer: Mapping[str, Any] | None = None
 
     @property
     def contract_balanced(self) -> bool | None:
@@ -123,6 +126,7 @@ class Grade:
             "deferred": list(self.deferred),
             "stability_judged": self.stability_judged,
             "hazards": [label.to_dict() for label in self.labels],
+            **({} if self.consumer is None else {"consumer": dict(self.consumer)}),
         }
 
 
