@@ -25,8 +25,7 @@ from ..lookup import get_assignor
 from ..model import Assignment, Scenario
 from ..oracle.consumer import TIERS, consumer_objective, solve_consumer
 from ..oracle.consumer_contracts import (CONSUMER_CONTRACTS, ConsumerContract, balanced_columns, consumer_contract,
-                                         contract_violations, first_move, fixed_point_owed, homogeneous, member_sizes,
-                                         topic_sizes)
+                                         contract_violations, first_move, fixed_point_owed, homogeneous, member_sizes)
 from ..oracle.grade import Grade, RunError
 from ..oracle.invariants import Violation, check_assignment
 
@@ -58,12 +57,11 @@ def _renamed(scenario: Scenario) -> tuple[Scenario, dict[str, str]]:
 
 
 def order_verdict(scenario: Scenario, base: Assignment, other: Assignment) -> str:
-    """``identical``, or ``same-sizes-and-kept`` (the multiset of member sizes, each topic's
-    multiset of counts and the kept count agree: ties broken another way), or ``differs``."""
+    """``identical``, or ``same-sizes-and-kept`` (the multiset of member sizes and the kept count
+    agree: ties broken another way), or ``differs``."""
     if {m: tuple(sorted(t)) for m, t in base.assignment.items() if t} == {m: tuple(sorted(t)) for m, t in other.assignment.items() if t}:
         return "identical"
-    same = (member_sizes(base) == member_sizes(other) and topic_sizes(scenario, base) == topic_sizes(scenario, other)
-            and _kept(scenario, base) == _kept(scenario, other))
+    same = member_sizes(base) == member_sizes(other) and _kept(scenario, base) == _kept(scenario, other)
     return "same-sizes-and-kept" if same else "differs"
 
 
@@ -128,7 +126,12 @@ def _grade(scenario: Scenario, name: str, contract: ConsumerContract | None, ans
         record["stable"] = moved is None
         if moved is not None and contract is not None and contract.fixed_point == "FP3":
             violations.append(Violation("not-fixed-point", {"rule": "FP3", **moved}))
-        record["order"] = _order_checks(scenario, run, answer)
+        record["order"] = order = _order_checks(scenario, run, answer)
+        for check in ("reordered", "renamed"):
+            allowed = None if contract is None else getattr(contract, check)
+            got = order[check]
+            if allowed is not None and (got not in _ORDER_RANK or _ORDER_RANK[got] > _ORDER_RANK[allowed]):
+                violations.append(Violation("order-dependent", {"rule": "O1" if check == "reordered" else "O2", "verdict": got}))
     valid = not violations
     return Grade(
         assignor=name,

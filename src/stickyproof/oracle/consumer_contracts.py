@@ -11,6 +11,11 @@ grader runs the assignor (``grading.consumer``) and hands the answers here.
   each other comes back unchanged (the loop never starts).
 - ``consumer-range``: V1, per topic each subscriber's partitions one contiguous range (R1) and the
   sizes per topic within one (R2); membership unchanged, its own answer comes back unchanged (FP3).
+
+Order independence (O1 members listed in another order, O2 members renamed) is owed as far as
+Kafka's tie-breaks allow: homogeneous ``uniform`` the same multiset of sizes and the same kept
+count under both; ``consumer-range`` the identical answer under O1 (it sorts by instance and member
+id, so O2 changes who gets which range); heterogeneous ``uniform`` nothing.
 """
 
 from __future__ import annotations
@@ -39,24 +44,30 @@ __all__ = [
 @dataclass(frozen=True)
 class ConsumerContract:
     """One server-side assignor's promise: its name, the balance it owes (a ``balanced`` key or None),
-    whether it owes S1 (kept = the most a within-one assignment keeps) and its fixed point (FP1-FP3)."""
+    whether it owes S1 (kept = the most a within-one assignment keeps), its fixed point (FP1-FP3) and
+    the order independence it owes (O1 members listed in another order, O2 members renamed): for each,
+    the worst ``grading.consumer.ORDER_VERDICTS`` allowed, or None (not owed)."""
 
     name: str
     balance: str | None
     owes_kept: bool
     fixed_point: str
     promise: str
+    reordered: str | None = None
+    renamed: str | None = None
 
 
 CONSUMER_CONTRACTS: dict[str, ConsumerContract] = {
     c.name: c
     for c in (
         ConsumerContract("uniform-homogeneous", "uniform", True, "FP1",
-                         "sizes within one, kept up to quota, a balanced input unchanged"),
+                         "sizes within one, kept up to quota, a balanced input unchanged",
+                         reordered="same-sizes-and-kept", renamed="same-sizes-and-kept"),
         ConsumerContract("uniform-heterogeneous", None, False, "FP2",
                          "every partition to a subscriber; balance attempted, not promised"),
         ConsumerContract("consumer-range", "per-topic", False, "FP3",
-                         "per-topic contiguous ranges, sizes per topic within one"),
+                         "per-topic contiguous ranges, sizes per topic within one",
+                         reordered="identical"),
     )
 }
 
