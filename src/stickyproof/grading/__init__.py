@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
-from ..errors import AssignorTimeLimit, InvalidOption, InvalidScenario, UnknownAssignor
+from ..errors import AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade
 
