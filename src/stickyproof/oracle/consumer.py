@@ -1,6 +1,6 @@
 """The consumer-group (KIP-848) optimum: balance, per-topic spread, rack locality, then partitions kept.
 
-models/optimal-assignment.md §9 and models/invariants.md §5.2. A consumer group's assignor sees no
+models/optimal-assignment.md §10 and models/invariants.md §5.2. A consumer group's assignor sees no
 generations and no conflicting claims: each member's current target is its ``owned``, valid by
 construction. The objective users ask of a server-side assignor, lexicographically:
 
