@@ -176,3 +176,12 @@ def test_grade_line_of_a_consumer_group_says_promise_and_distance():
     line = grade_line(grade_assignor(scenario_from_dict(GROUP), "uniform").to_dict())
     assert line.startswith("valid; uniform-homogeneous kept its promise")
     assert "balanced input returned unchanged" in line and "at the proven optimum" in line
+
+
+def test_the_sweep_hook_gives_a_classic_row_plus_consumer_columns():
+    from stickyproof.grading.consumer import consumer_group_row
+
+    row = consumer_group_row(scenario_from_dict(GROUP), "uniform@4.0.0")
+    assert row["valid"] is False and row["kept"] == 2 and row["optimal_kept"] == 3
+    assert row["consumer_contract"] == "uniform-homogeneous" and row["consumer_first_worse_tier"] == "kept"
+    assert "consumer" not in row and row["consumer_gap_kept"] == 1
