@@ -62,10 +62,10 @@ def test_server_side_rows_are_found_by_name_but_not_listed_with_the_classic_ones
     assert name not in BUILTIN_NAMES and info not in list_assignors() and info in list_consumer_group_assignors()
 
 
-@pytest.mark.parametrize("name", ["sticky", "uniform"])
-def test_grade_refuses_a_consumer_group_in_one_line_until_it_can_grade_one(name, tmp_path, capsys):
-    # The contracts and the oracle's objective for consumer groups are still to come: a classic
-    # rebalance of a group that has no leader must not be graded as if it were one.
+@pytest.mark.parametrize("name", ["sticky", "range"])
+def test_grade_refuses_a_classic_assignor_on_a_consumer_group_in_one_line(name, tmp_path, capsys):
+    # A consumer group has no leader: a classic rebalance of it must not be graded as if it were one
+    # (the server-side assignors are graded: tests/test_consumer_grading.py).
     f = tmp_path / "group.json"
     f.write_text(json.dumps(GROUP))
     assert main(["grade", str(f), "--assignor", name]) == 2
@@ -73,7 +73,7 @@ def test_grade_refuses_a_consumer_group_in_one_line_until_it_can_grade_one(name,
     assert err.count("\n") == 1 and "group_protocol" in err
 
 
-def test_sweeps_skip_consumer_groups_and_server_side_assignors():
+def test_sweeps_skip_consumer_groups_with_classic_assignors_and_server_side_assignors_on_classic_groups():
     from stickyproof.grading import unsupported_reason
     from stickyproof.model import scenario_from_dict
 

@@ -109,6 +109,8 @@ def _error_problem(exc: StickyproofError | None, outcome: dict[str, Any]) -> str
 def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any]) -> list[str]:
     """Run one rebalance and compare it with ``outcome``: the problems found."""
     tag = "direct: " if direct else ""
+    if scenario.is_consumer_group:  # KIP-848: no leader; the coordinator hands the assignor its GroupSpec
+        leader = _Coordinator()
     if "error" in outcome or "kafka_exception" in outcome:
         try:
             leader.lead(scenario, assignor, direct=direct)
@@ -151,6 +153,19 @@ def replay(leader, scenario, assignor: str, direct: bool, outcome: dict[str, Any
         graded = grade_assignor(scenario, assignor, direct=direct, balance=outcome.get("balance"))
         problems += [tag + p for p in _compare_record("grade", graded.to_dict(), outcome["grade"], list(graded.violated()))]
     return problems
+
+
+class _Coordinator:
+    """``leader.lead``'s shape for a consumer group: the server-side assignor run as the coordinator runs it."""
+
+    @staticmethod
+    def lead(scenario, assignor, *, direct=False):
+        from types import SimpleNamespace
+
+        from stickyproof.grading import consumer_group_run
+        from stickyproof.lookup import get_assignor
+
+        return SimpleNamespace(assignment=consumer_group_run(get_assignor(assignor))(scenario))
 
 
 def _repeated(leader, scenario, assignor, direct: bool, outcome: dict[str, Any]) -> list[str]:

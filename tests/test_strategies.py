@@ -36,7 +36,7 @@ def test_every_public_strategy_is_exported_and_documented():
     from stickyproof.scenarios import hypothesis_driver
 
     public = _public_strategies(hypothesis_driver) | _public_strategies(strategies)
-    assert public == {"groups", "from_space"}
+    assert public == {"groups", "consumer_groups", "from_space"}
     assert public <= set(strategies.__all__)
     for name in strategies.__all__:
         obj = getattr(strategies, name)

@@ -143,6 +143,8 @@ def grade_line(doc: dict[str, Any]) -> str:
         return f"FAILED: {doc['assignor']}{named} gave no assignment: {doc['error']}"
     if not doc["valid"]:
         return verdict_line(False, doc["violations"]) + _known(doc.get("hazards") or []) + named
+    if doc.get("consumer") is not None:
+        return consumer_grade_line(doc) + named
     parts = ["valid", _PROMISE.get(doc["contract"], f"contract {doc['contract']}")]
     kept, best = doc["kept"], doc["optimal_kept"]
     if best is not None:
@@ -154,6 +156,34 @@ def grade_line(doc: dict[str, Any]) -> str:
         shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
         parts.append(f"{shown} moved unnecessarily")
     return "; ".join(parts) + named
+
+
+_TIER_WORDS = {"balance": ("sum_squares", "balance"), "spread": ("spread", "per-topic spread"),
+               "racks": ("rack_local", "rack locality"), "kept": ("kept", "partitions kept")}
+
+
+def consumer_grade_line(doc: dict[str, Any]) -> str:
+    """A consumer group's valid grade: ``valid; uniform-homogeneous kept its promise (...); fixed point
+    held; kept 5 of the 5 a balanced assignment keeps; at the proven optimum`` (or the first tier it
+    falls short in, and by how much)."""
+    rec = doc["consumer"]
+    parts = ["valid"]
+    if rec.get("contract"):
+        parts.append(f"{rec['contract']} kept its promise ({rec['promise']})")
+    if rec.get("fixed_point_owed"):
+        parts.append("balanced input returned unchanged")
+    if rec.get("stable") is False:
+        parts.append("not stable: a re-run on its own answer moves partitions")
+    if doc["optimal_kept"] is not None:
+        parts.append(f"kept {doc['kept']} of the {doc['optimal_kept']} a balanced assignment keeps")
+    tier = rec.get("first_worse_tier")
+    proven = "proven" if rec.get("optimum", {}).get("proven") else "unproven"
+    if rec.get("at_optimum"):
+        parts.append(f"at the {proven} optimum (balance, per-topic spread, rack locality, kept)")
+    elif tier is not None:
+        key, words = _TIER_WORDS[tier]
+        parts.append(f"short of the {proven} optimum first in {words} (by {rec['gap'][key]})")
+    return "; ".join(parts)
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from ..assignors.info import OUT_OF_PROCESS_CALL_SECONDS, AssignorInfo
 from ..lookup import get_assignor
-from ..errors import AssignorTimeLimit, InvalidOption, InvalidScenario, UnknownAssignor
+from ..errors import AssignorTimeLimit, InvalidOption, UnknownAssignor
 from ..model import Assignment, Scenario
 from ..oracle.grade import Grade, grade
 
@@ -108,7 +108,7 @@ def unsupported_reason(scenario: Scenario, info: AssignorInfo) -> str | None:
     protocol none of its assignors supports (R36), so an eager-only assignor never leads a
     cooperative group. Such a pair is not graded: it is neither a pass nor a failure."""
     if scenario.is_consumer_group:
-        return "a consumer group (KIP-848): not graded yet"
+        return None if info.consumer_group is not None else f"{info.name} is a classic assignor: a consumer group (KIP-848) is assigned by a server-side one"
     if info.consumer_group is not None:
         return f"{info.name} is a server-side (KIP-848) assignor: no classic group runs it"
     if scenario.protocol not in info.protocols:
@@ -229,10 +229,12 @@ def grade_assignor(
     from .hazards import label_failures
 
     info = assignor if isinstance(assignor, AssignorInfo) else get_assignor(assignor)
-    if scenario.is_consumer_group:  # KIP-848: contracts and the oracle's objective for it are still to come
-        raise InvalidScenario(
-            "group_protocol", "grading a consumer group (KIP-848) is not supported yet; 'stickyproof assign' runs its server-side assignors"
-        )
+    if scenario.is_consumer_group:  # KIP-848: the coordinator's call, the server-side contracts and optimum
+        if balance is not None:
+            raise InvalidOption("balance", "a consumer group is held to its assignor's own contract (models/invariants.md §5.2)")
+        from .consumer import grade_consumer_group
+
+        return grade_consumer_group(scenario, info, limits=limits, answer=answer)
     if info.consumer_group is not None:
         raise UnknownAssignor(
             f"{info.name} is a server-side (KIP-848) assignor: it assigns consumer groups (group_protocol \"consumer\"), "
@@ -280,6 +282,11 @@ def grade_assignment(
 ) -> Grade:
     """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
     stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
-    is held to Kafka's contract unless ``balance`` names a balance mode."""
+    is held to Kafka's contract unless ``balance`` names a balance mode. A consumer group's target is
+    judged for validity and against the optimum (``grading.consumer``)."""
+    if scenario.is_consumer_group:
+        from .consumer import grade_consumer_assignment
+
+        return grade_consumer_assignment(scenario, assignment, name=name, limits=limits)
     return grade(scenario, assignment=assignment, assignor=name, z3_query_seconds=limits.z3_query_seconds,
                  cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=balance)

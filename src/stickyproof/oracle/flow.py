@@ -34,6 +34,7 @@ __all__ = [
     "build_flow",
     "solve_flow_model",
     "residual_potentials",
+    "potentials_of",
     "check_certificate",
     "read_assignment",
     "solve_flow",
@@ -308,12 +309,18 @@ def residual_potentials(model: FlowModel, flow: np.ndarray) -> np.ndarray | None
     (F5's unit arcs become two per member). Returns None if distances still fall after
     ``num_nodes`` rounds (a negative cycle: the flow is not optimal).
     """
-    n = model.layout.num_nodes
-    fwd = flow < model.capacity
+    return potentials_of(model.layout.num_nodes, model.tail, model.head, model.capacity, model.cost, flow)
+
+
+def potentials_of(n: int, tail: np.ndarray, head: np.ndarray, capacity: np.ndarray, cost: np.ndarray,
+                  flow: np.ndarray) -> np.ndarray | None:
+    """``residual_potentials`` over bare arc arrays of a network of ``n`` nodes (the consumer-group
+    network, ``oracle.consumer``, has a layout of its own)."""
+    fwd = flow < capacity
     back = flow > 0
-    rt = np.concatenate([model.tail[fwd], model.head[back]])
-    rh = np.concatenate([model.head[fwd], model.tail[back]])
-    rc = np.concatenate([model.cost[fwd], -model.cost[back]])
+    rt = np.concatenate([tail[fwd], head[back]])
+    rh = np.concatenate([head[fwd], tail[back]])
+    rc = np.concatenate([cost[fwd], -cost[back]])
     dist = np.zeros(n, dtype=np.int64)  # the virtual root reaches every node at cost 0
     if rt.size == 0:
         return dist

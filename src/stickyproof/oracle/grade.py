@@ -87,6 +87,9 @@ class Grade:
     labels: tuple[Any, ...] = ()
     #: The name the assignor's program gives itself (an ``exec:`` child's hello), when not ``assignor``.
     assignor_name: str | None = None
+    #: A consumer group's (KIP-848) record: contract, fixed point, stable, order, the optimum and the
+    #: gap per tier (``grading.consumer``); None for a classic group.
+    consumer: Mapping[str, Any] | None = None
 
     @property
     def contract_balanced(self) -> bool | None:
@@ -126,6 +129,7 @@ class Grade:
             "deferred": list(self.deferred),
             "stability_judged": self.stability_judged,
             "hazards": [label.to_dict() for label in self.labels],
+            **({} if self.consumer is None else {"consumer": dict(self.consumer)}),
         }
 
 

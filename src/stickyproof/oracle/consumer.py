@@ -1,0 +1,401 @@
+"""The consumer-group (KIP-848) optimum: balance, per-topic spread, rack locality, then partitions kept.
+
+models/optimal-assignment.md §10 and models/invariants.md §5.2. A consumer group's assignor sees no
+generations and no conflicting claims: each member's current target is its ``owned``, valid by
+construction. The objective users ask of a server-side assignor, lexicographically:
+
+- K1 balance: ``sum load(m)^2`` over the members, minimised (the ``global`` notion of §2: sizes
+  within one whenever the subscriptions allow it, as close as they allow otherwise);
+- K2 per-topic spread: ``sum count(m, t)^2`` over topics and their subscribers, minimised (each
+  topic's partitions as evenly over its subscribers as K1 leaves room for);
+- K3 rack locality: partitions on a member whose rack holds one of their replicas, maximised;
+- K4 partitions kept: partitions that stay with the member whose current target holds them.
+
+One min-cost flow solves the four at once, each tier weighted above the whole range of the tiers
+below it (K5), over the network ``class -> (topic, member) -> member -> SINK``: a class is the
+partitions of one topic with the same current holder and the same member racks among their replica
+racks; the (topic, member) node carries K2 as a convex cost on unit arcs, the member node K1 the
+same way. The answer is called proven only after ``flow.check_certificate`` accepts node potentials
+from the arc arrays alone, and the objective recounted from the assignment matches the flow's cost.
+When the weights would overflow 64-bit costs, CP-SAT optimises the tiers one after the other.
+
+The oracle never imports the assignors: everything here is read from the scenario and the models.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InvalidScenario, SolverError
+from ..model import Assignment, Scenario, TopicPartition
+from .flow import check_certificate, potentials_of
+
+__all__ = [
+    "TIERS",
+    "ConsumerObjective",
+    "ConsumerOptimum",
+    "consumer_objective",
+    "solve_consumer",
+    "assignable_partitions",
+    "subscribers_of",
+]
+
+TIERS = ("balance", "spread", "racks", "kept")
+"""K1-K4 in the order users ask for them; ``solve_consumer(tiers=...)`` takes any ordered subset."""
+
+_INT64_SAFE = 2**62
+
+
+@dataclass(frozen=True)
+class ConsumerObjective:
+    """The four tiers of one consumer-group assignment (K1-K4); ``key`` sorts better first."""
+
+    sum_squares: int
+    spread: int
+    rack_local: int
+    kept: int
+
+    def key(self, tiers: Sequence[str] = TIERS) -> tuple[int, ...]:
+        value = {"balance": self.sum_squares, "spread": self.spread, "racks": -self.rack_local, "kept": -self.kept}
+        return tuple(value[t] for t in tiers)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"sum_squares": self.sum_squares, "spread": self.spread, "rack_local": self.rack_local, "kept": self.kept}
+
+
+@dataclass(frozen=True)
+class ConsumerOptimum:
+    """The oracle's answer for one consumer group: the optimal target, its tiers and how sure we are.
+
+    ``proven``: the flow's certificate passed (or CP-SAT proved every stage OPTIMAL); ``status`` is
+    OPTIMAL only then, FEASIBLE for a time-limited CP-SAT incumbent. ``tiers``: the tiers optimised,
+    in order (those left out weigh nothing)."""
+
+    engine: str
+    status: str
+    proven: bool
+    tiers: tuple[str, ...]
+    assignment: Assignment | None
+    objective: ConsumerObjective | None
+    seconds: float
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "status": self.status,
+            "proven": self.proven,
+            "tiers": list(self.tiers),
+            "objective": None if self.objective is None else self.objective.to_dict(),
+            "seconds": round(self.seconds, 6),
+            "detail": self.detail,
+        }
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the group (models/invariants.md §5.2, D1 for consumer groups)
+
+
+def subscribers_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
+    """Each assignable topic's subscribers, sorted: topics in the metadata with partitions and at least one subscriber."""
+    meta = {t.name: t for t in scenario.topics}
+    out: dict[str, list[str]] = {}
+    for m in sorted(scenario.members, key=lambda m: m.id):
+        for name in dict.fromkeys(m.topics):
+            if name in meta and meta[name].partitions > 0:
+                out.setdefault(name, []).append(m.id)
+    return {t: tuple(ms) for t, ms in sorted(out.items())}
+
+
+def assignable_partitions(scenario: Scenario) -> tuple[TopicPartition, ...]:
+    """Every partition the coordinator's target must place: all partitions of every subscribed topic."""
+    meta = {t.name: t for t in scenario.topics}
+    return tuple(TopicPartition(t, p) for t in subscribers_of(scenario) for p in range(meta[t].partitions))
+
+
+def _holders(scenario: Scenario) -> dict[TopicPartition, str]:
+    """Who holds each partition in the current target (the coordinator's targets never overlap)."""
+    return {tp: m.id for m in scenario.members for tp in m.owned}
+
+
+def _replica_racks(scenario: Scenario, tp: TopicPartition) -> frozenset[str]:
+    t = scenario.topic(tp.topic)
+    if t is None or t.racks is None or tp.partition >= len(t.racks):
+        return frozenset()
+    return frozenset(t.racks[tp.partition])
+
+
+def consumer_objective(scenario: Scenario, assignment: Assignment) -> ConsumerObjective:
+    """K1-K4 counted from ``assignment`` alone (the recount every optimum is checked against)."""
+    holders = _holders(scenario)
+    racks = {m.id: m.rack or None for m in scenario.members}
+    sum_squares = spread = rack_local = kept = 0
+    for member, tps in assignment.assignment.items():
+        sum_squares += len(tps) ** 2
+        per_topic: dict[str, int] = {}
+        for tp in tps:
+            per_topic[tp.topic] = per_topic.get(tp.topic, 0) + 1
+            rack = racks.get(member)
+            rack_local += rack is not None and rack in _replica_racks(scenario, tp)
+            kept += holders.get(tp) == member
+        spread += sum(c * c for c in per_topic.values())
+    return ConsumerObjective(sum_squares, spread, rack_local, kept)
+
+
+# ------------------------------------------------------------------------------------------
+# The network (K5): class -> (topic, member) -> member -> SINK
+
+
+@dataclass(frozen=True, eq=False)
+class _Network:
+    """Parallel arc arrays plus what the class -> pair arcs stand for (to read the flow back)."""
+
+    num_nodes: int
+    tail: np.ndarray
+    head: np.ndarray
+    capacity: np.ndarray
+    cost: np.ndarray
+    supply: np.ndarray
+    class_arcs: np.ndarray  # arc index of every class -> pair arc
+    class_arc_class: np.ndarray
+    class_arc_member: np.ndarray
+    classes: tuple[tuple[TopicPartition, ...], ...]
+    members: tuple[str, ...]
+    weights: dict[str, int]
+
+
+def _classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
+    """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica)."""
+    holders = _holders(scenario)
+    racks = {m.id: m.rack or None for m in scenario.members}
+    groups: dict[tuple[str, str | None, frozenset[str]], list[TopicPartition]] = {}
+    for tp in assignable_partitions(scenario):
+        members = subs[tp.topic]
+        holder = holders.get(tp)
+        holder = holder if holder in members else None
+        member_racks = frozenset(r for r in (racks[m] for m in members) if r is not None)
+        key = (tp.topic, holder, _replica_racks(scenario, tp) & member_racks)
+        groups.setdefault(key, []).append(tp)
+    return [(t, h, r, tps) for (t, h, r), tps in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", sorted(kv[0][2])))]
+
+
+def _weights(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: Sequence[str]) -> tuple[dict[str, int], int]:
+    """K5: each tier's weight exceeds the whole range of the tiers below it; and the largest total
+    cost the network can reach, to know whether 64-bit costs hold it."""
+    meta = {t.name: t for t in scenario.topics}
+    num = sum(meta[t].partitions for t in subs)
+    ranges = {
+        "kept": num,
+        "racks": num,
+        "spread": sum(meta[t].partitions ** 2 for t in subs),
+        "balance": num * num,
+    }
+    weights = {t: 0 for t in TIERS}
+    scale = 1
+    for tier in reversed(tuple(tiers)):
+        weights[tier] = scale
+        scale *= ranges[tier] + 1
+    return weights, scale
+
+
+def _build(scenario: Scenario, tiers: Sequence[str]) -> _Network:
+    subs = subscribers_of(scenario)
+    weights, _ = _weights(scenario, subs, tiers)
+    members = tuple(sorted({m for ms in subs.values() for m in ms}))
+    member_index = {m: i for i, m in enumerate(members)}
+    racks = {m.id: m.rack or None for m in scenario.members}
+    classes = _classes(scenario, subs)
+    pairs = [(t, m) for t, ms in subs.items() for m in ms]
+    pair_index = {p: i for i, p in enumerate(pairs)}
+    # Node layout: SINK, then classes, pairs, members.
+    SINK = 0
+    def class_node(c: int) -> int: return 1 + c
+    def pair_node(q: int) -> int: return 1 + len(classes) + q
+    def member_node(i: int) -> int: return 1 + len(classes) + len(pairs) + i
+    num_nodes = 1 + len(classes) + len(pairs) + len(members)
+    tail: list[int] = []
+    head: list[int] = []
+    cap: list[int] = []
+    cost: list[int] = []
+    supply = np.zeros(num_nodes, dtype=np.int64)
+    class_arcs, class_arc_class, class_arc_member = [], [], []
+    for c, (topic, holder, replica_racks, tps) in enumerate(classes):
+        supply[class_node(c)] = len(tps)
+        for m in subs[topic]:
+            # K3, K4: a partition placed on its holder is kept; on a member whose rack holds a replica it is local.
+            gain = weights["kept"] * (m == holder) + weights["racks"] * (racks[m] is not None and racks[m] in replica_racks)
+            class_arcs.append(len(tail))
+            class_arc_class.append(c)
+            class_arc_member.append(member_index[m])
+            tail.append(class_node(c)); head.append(pair_node(pair_index[(topic, m)])); cap.append(len(tps)); cost.append(-gain)
+    meta = {t.name: t for t in scenario.topics}
+    reach = [0] * len(members)
+    for (topic, m), q in pair_index.items():
+        n = meta[topic].partitions
+        reach[member_index[m]] += n
+        # K2 spread: the k-th partition of a topic on one member costs (2k + 1), so the sum is count^2.
+        if weights["spread"]:
+            for k in range(n):
+                tail.append(pair_node(q)); head.append(member_node(member_index[m])); cap.append(1); cost.append(weights["spread"] * (2 * k + 1))
+        else:
+            tail.append(pair_node(q)); head.append(member_node(member_index[m])); cap.append(n); cost.append(0)
+    total = int(supply.sum())
+    supply[SINK] = -total
+    for i in range(len(members)):
+        # K1 balance: the k-th partition on a member costs (2k + 1), so the sum is load^2.
+        if weights["balance"]:
+            for k in range(min(reach[i], total)):
+                tail.append(member_node(i)); head.append(SINK); cap.append(1); cost.append(weights["balance"] * (2 * k + 1))
+        else:
+            tail.append(member_node(i)); head.append(SINK); cap.append(reach[i]); cost.append(0)
+    as_array = lambda xs: np.asarray(xs, dtype=np.int64)  # noqa: E731
+    return _Network(num_nodes, as_array(tail), as_array(head), as_array(cap), as_array(cost), supply,
+                    as_array(class_arcs), as_array(class_arc_class), as_array(class_arc_member),
+                    tuple(tuple(tps) for *_, tps in classes), members, weights)
+
+
+def _solve_network(net: _Network) -> np.ndarray:
+    try:
+        from ortools.graph.python import min_cost_flow
+    except ImportError as exc:  # pragma: no cover - ortools is a hard dependency
+        raise SolverError(f"OR-Tools is not importable: {exc}") from exc
+    smcf = min_cost_flow.SimpleMinCostFlow()
+    try:
+        if not net.tail.size:
+            return np.zeros(0, dtype=np.int64)
+        arcs = smcf.add_arcs_with_capacity_and_unit_cost(net.tail, net.head, net.capacity, net.cost)
+        smcf.set_nodes_supplies(np.arange(net.num_nodes, dtype=np.int64), net.supply)
+        status = smcf.solve()
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise SolverError(f"min-cost flow failed: {exc}") from exc
+    if status != smcf.OPTIMAL:
+        raise SolverError(f"min-cost flow returned {getattr(status, 'name', status)} on a consumer group (every partition has a subscriber: a bug)")
+    return np.asarray(smcf.flows(arcs), dtype=np.int64)
+
+
+def _read(net: _Network, flow: np.ndarray, scenario: Scenario) -> Assignment:
+    """Class counts back to partitions: each class's partitions in order, members in sorted order."""
+    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
+    taken = [0] * len(net.classes)
+    for arc, c, i in zip(net.class_arcs.tolist(), net.class_arc_class.tolist(), net.class_arc_member.tolist()):
+        n = int(flow[arc])
+        if n:
+            out[net.members[i]].extend(net.classes[c][taken[c]:taken[c] + n])
+            taken[c] += n
+    return Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
+
+
+def _weighted(objective: ConsumerObjective, weights: Mapping[str, int]) -> int:
+    """The flow's cost of an assignment with this objective (K5): what the certificate's flow must cost."""
+    return (weights["balance"] * objective.sum_squares + weights["spread"] * objective.spread
+            - weights["racks"] * objective.rack_local - weights["kept"] * objective.kept)
+
+
+def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_seconds: float | None = None) -> ConsumerOptimum:
+    """The optimum of ``tiers`` (an ordered subset of ``TIERS``) for a consumer-group scenario.
+
+    By min-cost flow with a checked certificate when the K5 weights fit 64-bit costs, else by
+    CP-SAT one tier after the other (``cpsat_seconds`` bounds each stage; a stage cut short makes
+    the answer FEASIBLE, not proven)."""
+    if not scenario.is_consumer_group:
+        raise InvalidScenario("group_protocol", "the consumer-group optimum needs a consumer group (group_protocol \"consumer\")")
+    tiers = tuple(tiers)
+    unknown = [t for t in tiers if t not in TIERS]
+    if unknown or len(set(tiers)) != len(tiers):
+        raise InvalidScenario("tiers", f"expected distinct tiers among {', '.join(TIERS)}, got {', '.join(tiers)}")
+    started = time.perf_counter()
+    subs = subscribers_of(scenario)
+    _, scale = _weights(scenario, subs, tiers)
+    num = len(assignable_partitions(scenario))
+    if scale * max(1, 2 * num) * max(1, num) >= _INT64_SAFE:
+        return _solve_staged(scenario, tiers, started, cpsat_seconds)
+    net = _build(scenario, tiers)
+    flow = _solve_network(net)
+    potential = potentials_of(net.num_nodes, net.tail, net.head, net.capacity, net.cost, flow)
+    check = check_certificate(net.tail, net.head, net.capacity, net.cost, flow, net.supply, potential)
+    assignment = _read(net, flow, scenario)
+    objective = consumer_objective(scenario, assignment)
+    cost = int((flow * net.cost).sum()) if flow.size else 0
+    failures = list(check.failures)
+    if cost != _weighted(objective, net.weights):
+        failures.append(f"the assignment read back costs {_weighted(objective, net.weights)}, the flow {cost}")
+    proven = not failures
+    return ConsumerOptimum("flow", "OPTIMAL" if proven else "FEASIBLE", proven, tiers, assignment, objective,
+                           time.perf_counter() - started, "; ".join(failures))
+
+
+# ------------------------------------------------------------------------------------------
+# CP-SAT, one tier after the other (groups too large for K5's weights in 64 bits)
+
+
+def _solve_staged(scenario: Scenario, tiers: tuple[str, ...], started: float, seconds: float | None) -> ConsumerOptimum:
+    from ortools.sat.python import cp_model
+
+    subs = subscribers_of(scenario)
+    classes = _classes(scenario, subs)
+    racks = {m.id: m.rack or None for m in scenario.members}
+    members = sorted({m for ms in subs.values() for m in ms})
+    model = cp_model.CpModel()
+    x: dict[tuple[int, str], Any] = {}
+    for c, (topic, _, _, tps) in enumerate(classes):
+        for m in subs[topic]:
+            x[c, m] = model.new_int_var(0, len(tps), f"x[{c},{m}]")
+        # Every partition of a subscribed topic goes to exactly one of its subscribers.
+        model.add(sum(x[c, m] for m in subs[topic]) == len(tps))
+    load = {m: model.new_int_var(0, len(classes) and sum(len(c[3]) for c in classes), f"load[{m}]") for m in members}
+    for m in members:
+        model.add(load[m] == sum(v for (c, mm), v in x.items() if mm == m))
+    count = {}
+    for topic, ms in subs.items():
+        for m in ms:
+            count[topic, m] = model.new_int_var(0, scenario.topic(topic).partitions, f"count[{topic},{m}]")
+            model.add(count[topic, m] == sum(x[c, m] for c, cl in enumerate(classes) if cl[0] == topic))
+
+    def squares(vs: list[Any], hi: int) -> Any:
+        out = []
+        for v in vs:
+            s = model.new_int_var(0, hi * hi, "")
+            model.add_multiplication_equality(s, [v, v])
+            out.append(s)
+        return sum(out)
+
+    total = sum(len(c[3]) for c in classes)
+    exprs = {
+        "balance": squares(list(load.values()), total),
+        "spread": squares(list(count.values()), total),
+        "racks": -sum(v for (c, m), v in x.items() if racks[m] is not None and racks[m] in classes[c][2]),
+        "kept": -sum(v for (c, m), v in x.items() if classes[c][1] == m),
+    }
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    if seconds is not None:
+        solver.parameters.max_time_in_seconds = seconds
+    proven = True
+    status_name = "OPTIMAL"
+    for tier in tiers:
+        model.minimize(exprs[tier])
+        status = solver.solve(model)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return ConsumerOptimum("cpsat", "UNKNOWN", False, tiers, None, None, time.perf_counter() - started,
+                                   f"stage {tier}: {solver.status_name(status)}")
+        if status != cp_model.OPTIMAL:
+            proven, status_name = False, "FEASIBLE"
+        # Later stages keep this tier at the value reached.
+        model.add(exprs[tier] == int(round(solver.objective_value)))
+        model.clear_hints()
+        for v in x.values():
+            model.add_hint(v, solver.value(v))
+    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
+    for c, (topic, _, _, tps) in enumerate(classes):
+        at = 0
+        for m in subs[topic]:
+            n = solver.value(x[c, m])
+            out[m].extend(tps[at:at + n])
+            at += n
+    assignment = Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
+    return ConsumerOptimum("cpsat", status_name, proven, tiers, assignment, consumer_objective(scenario, assignment),
+                           time.perf_counter() - started)
