@@ -432,8 +432,11 @@ def test_a_user_assignor_imports_from_the_current_directory(tmp_path):
 
 
 def interrupt(argv: list[str], after: float, stdin=subprocess.DEVNULL) -> tuple[int, str]:
+    # ``-m stickyproof`` is the console script's path (``_entry``): on a loaded machine the signal can
+    # land while the command modules are still importing, which ``_entry`` answers like any Ctrl-C
+    # (``-m stickyproof.cli`` imports them before any handler of ours runs, and Python dies of SIGINT)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stickyproof.cli", *argv], stdin=stdin, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "stickyproof", *argv], stdin=stdin, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC}, text=True,
     )
     try:
