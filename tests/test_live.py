@@ -172,7 +172,7 @@ def test_an_assignor_release_is_refused_naming_assignor():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["live", "kip341-stale-rejoin", "--clients", "librdkafka"], "--clients"),
+    (["live", "kip341-stale-rejoin", "--clients", "franz-go"], "--clients"),
     (["live", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], "--assignor"),
     (["live", "no-such-history"], "no-such-history"),
 ])
