@@ -316,8 +316,19 @@ def _admin(run: _Run, command: dict[str, Any], done: str) -> None:
     run.admin.wait_for(done, 60, op=command["op"])
 
 
+def _quiet(run: _Run, ticks: float) -> bool:
+    """Whether the group looks settled now: nobody stalled, every running member assigned, and no
+    report for ``ticks`` ticks."""
+    now = time.monotonic()
+    return (bool(run.members) and not any(until > now for until in run.stall_until.values())
+            and all(any(r.ev == "assigned" for r in m.reports()) for m in run.members.values())
+            and (time.monotonic_ns() - _last_report_ns(run)) / 1e9 >= ticks * run.tick)
+
+
 def _apply(run: _Run, e: Event) -> None:
     k = e.event
+    if _quiet(run, 2) and (not run.settles or run.settles[-1][0] < _last_report_ns(run)):
+        run.settled_here()  # the group came to rest since the last event: a settle point to grade
     run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
     if k == "join":
         assignors = _assignor_names(e.assignors or ("range",), f"{e.path}.assignors", run.settings, run.client_of[e.member]) \

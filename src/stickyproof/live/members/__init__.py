@@ -133,7 +133,9 @@ def _poll_loop(lib: Library, start: Mapping[str, Any], commands: "queue.Queue[di
             if message != last_error:
                 report("error", op="poll", message=message)
             last_error = message
-            time.sleep(10 * POLL_SECONDS)
+            # not resumed yet: librdkafka's first poll after a stall past max.poll.interval.ms returns
+            # that error, and the loss it implies comes with the next poll
+            continue
         if resume_pending:
             resume_pending = False
             generation, _ = lib.membership()
