@@ -1,18 +1,20 @@
 """Each settled assignment of a live run graded by the oracle, as a sweep row is (issue 24 item 3).
 
-A live run settles at known points: after its initial members joined, and after its history
-(``run.py`` waits for both). At each one the group's state is read off what the members reported:
-who runs, what each subscribes to, the topics' partition counts, and what each owns. The group at
-that point becomes a ``Scenario`` whose members ``owned`` what they held at the previous settle point
-(nothing at the first), and what they own now is its ``Assignment``; ``grading.grade_assignment``
+A live run settles at known points: after its initial members joined, before each event the group
+had come to rest for, and after its history (``run.py`` records them). At each one the group's
+state is read off what the members reported: who runs, what each subscribes to, the topics'
+partition counts, and what each owns. The group at that point becomes a ``Scenario`` whose members
+``owned`` what they held when the group's last rebalance began (``last_rebalance_start``, from the
+callbacks' generations; the previous settle point's holdings when no generation was reported), and
+what they own now is its ``Assignment``; ``grading.grade_assignment``
 grades that answer (the entry point a sweep row's given answer is graded through) against the
 promise of the assignor the group chose (its ``contract``), and ``sweep.rows.grade_columns`` turns
 the grade into the sweep row's columns, so a live grade and a sweep row read the same.
 
-What a live grade cannot know, and says: the rebalances between two settle points are taken as one
-(a cooperative rebalance's two rounds, and every rebalance a history's events caused, are graded as
-one move from the previous settled assignment to this one, so the scenario is written ``eager``,
-whose owned partitions count for stickiness and not for a round's safety); no port of the assignor
+What a live grade cannot know, and says: a cooperative rebalance's two rounds are graded as one move
+(so the scenario is written ``eager``, whose owned partitions count for stickiness and not for a
+round's safety, which the no-double-consumption monitor checks on the real callbacks); a rebalance
+before the last one between two settle points is not graded; no port of the assignor
 is run, so determinism and stability are not judged; and which library's implementation assigned is
 the group leader's, which the members do not report (a group of one library is graded as that
 library's assignor).
@@ -26,7 +28,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import StickyproofError
 from ..model import Assignment, Member, Scenario, Topic, TopicPartition
 
-__all__ = ["SettledGrade", "group_assignor", "holdings", "grade_settle_points"]
+__all__ = ["SettledGrade", "group_assignor", "holdings", "last_rebalance_start", "grade_settle_points"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,27 @@ def holdings(reports: Sequence[Any], strip: Any, until_ns: int) -> dict[str, fro
     return {n: frozenset(tps) for n, tps in owned.items()}
 
 
+def last_rebalance_start(reports: Sequence[Any], since_ns: int, until_ns: int, cooperative: bool) -> tuple[int, int] | None:
+    """(monotonic ns, generation) at which the group's last rebalance before ``until_ns`` began, read
+    off the callbacks' generations: the last generation assigned (G); under a cooperative assignor
+    the generation before it when that one revoked something (a rebalance's first round revokes,
+    its follow-up assigns); an eager member's revocation before it rejoins carries the generation it
+    leaves, so it counts from its first revocation after that generation's last assignment. None
+    when no callback since ``since_ns`` carries a generation (a library that does not expose it)."""
+    window = [r for r in reports if since_ns < r.mono_ns <= until_ns and r.ev in ("assigned", "revoked", "lost")
+              and isinstance(r.get("generation"), int) and r.get("generation") >= 0]
+    assigned = [r.get("generation") for r in window if r.ev == "assigned"]
+    if not assigned:
+        return None
+    start = max(assigned)
+    if cooperative and any(r.ev == "revoked" and r.partitions() and r.get("generation") == start - 1 for r in window):
+        start -= 1
+    last_before = max((r.mono_ns for r in window if r.ev == "assigned" and r.get("generation") == start - 1), default=since_ns)
+    begins = [r.mono_ns for r in window if r.get("generation") == start
+              or (r.ev in ("revoked", "lost") and r.get("generation") == start - 1 and r.mono_ns > last_before)]
+    return min(begins), start
+
+
 def grade_settle_points(
     settles: Sequence[tuple[int, Mapping[str, Sequence[str]], Mapping[str, int]]],
     reports: Sequence[Any],
@@ -140,6 +163,19 @@ def grade_settle_points(
             members=tuple(Member(m, tuple(subscriptions[m]), owned=tuple(sorted(before.get(m, ()))),
                                  generation=1 if before.get(m) else -1) for m in members),
             protocol="eager", name=f"{name or 'live'} settle {i}",
+        )
+        # what each member held when the last rebalance began (the group it was asked to rebalance);
+        # without generations, what it held at the previous settle point
+        began = last_rebalance_start(reports, settles[i - 1][0] if i else 0, at_ns, chosen == "cooperative-sticky")
+        if began is not None:
+            held = holdings(reports, strip, began[0] - 1)
+            before = {m: held.get(m, frozenset()) for m in members}
+        generation = began[1] - 1 if began is not None and began[1] > 1 else 1
+        scenario = Scenario(
+            topics=scenario.topics,
+            members=tuple(Member(m, tuple(subscriptions[m]), owned=tuple(sorted(before.get(m, ()))),
+                                 generation=generation if before.get(m) else -1) for m in members),
+            protocol="eager", name=scenario.name,
         )
         answer = {m: tuple(sorted(now.get(m, ()))) for m in members}
         try:
