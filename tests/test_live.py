@@ -309,3 +309,24 @@ def test_the_settle_points_are_graded_against_what_was_held_before():
     assert "FAILS imbalance" in bad.line()
     assert group_assignor([("cooperative-sticky", "range"), ("range",)]) == "range"
     assert group_assignor([("range",), ("roundrobin",)]) is None
+
+
+def test_the_last_rebalance_is_the_last_generation_that_moved_a_partition():
+    """Unit, on the callbacks of a mixed java/librdkafka/kafka-python run of kip341-stale-rejoin
+    (cooperative-sticky): c1 was lost, its partitions went to c2 and c3 in generation 3, c1 rejoined
+    (generation 4 revokes t-4 and t-5, generation 5 hands them to c1), and a generation 6 moved
+    nothing. The rebalance graded begins with generation 4's revocations."""
+    from stickyproof.live.settled import last_rebalance_start
+
+    def g(ev, name, at, gen, *tps):
+        return Report(ev, name, at, at, (("generation", gen), ("partitions", [["t", p] for p in tps])))
+
+    reports = [g("assigned", "c2", 100, 3, 0), g("lost", "c1", 200, 2, 0, 3), g("revoked", "c2", 300, 4, 4),
+               g("assigned", "c2", 301, 4), g("revoked", "c3", 302, 4, 5), g("assigned", "c1", 400, 5, 4, 5),
+               g("assigned", "c2", 500, 6), g("assigned", "c1", 501, 6)]
+    assert last_rebalance_start(reports, 0, 1000, cooperative=True) == (300, 4)
+    # eager: a member revokes everything before it rejoins, with the generation it leaves
+    eager = [g("assigned", "c1", 10, 1, 0, 1), g("revoked", "c1", 50, 1, 0, 1), g("assigned", "c1", 60, 2, 0),
+             g("assigned", "c2", 61, 2, 1)]
+    assert last_rebalance_start(eager, 0, 1000, cooperative=False) == (50, 2)
+    assert last_rebalance_start([g("assigned", "c1", 5, -1, 0)], 0, 1000, cooperative=False) is None

@@ -118,17 +118,19 @@ def holdings(reports: Sequence[Any], strip: Any, until_ns: int) -> dict[str, fro
 
 def last_rebalance_start(reports: Sequence[Any], since_ns: int, until_ns: int, cooperative: bool) -> tuple[int, int] | None:
     """(monotonic ns, generation) at which the group's last rebalance before ``until_ns`` began, read
-    off the callbacks' generations: the last generation assigned (G); under a cooperative assignor
+    off the callbacks' generations: the last generation whose callbacks moved a partition (G; a
+    follow-up generation that hands out nothing, seen when a member of another library rejoins, is
+    not the rebalance that settled the group); under a cooperative assignor
     the generation before it when that one revoked something (a rebalance's first round revokes,
     its follow-up assigns); an eager member's revocation before it rejoins carries the generation it
     leaves, so it counts from its first revocation after that generation's last assignment. None
     when no callback since ``since_ns`` carries a generation (a library that does not expose it)."""
     window = [r for r in reports if since_ns < r.mono_ns <= until_ns and r.ev in ("assigned", "revoked", "lost")
               and isinstance(r.get("generation"), int) and r.get("generation") >= 0]
-    assigned = [r.get("generation") for r in window if r.ev == "assigned"]
-    if not assigned:
+    moved = [r.get("generation") for r in window if r.partitions()]
+    if not moved:
         return None
-    start = max(assigned)
+    start = max(moved)
     if cooperative and any(r.ev == "revoked" and r.partitions() and r.get("generation") == start - 1 for r in window):
         start -= 1
     last_before = max((r.mono_ns for r in window if r.ev == "assigned" and r.get("generation") == start - 1), default=since_ns)
