@@ -183,8 +183,9 @@ def _assignor_names(names: Sequence[str], where: str, settings: LiveSettings, cl
     has = CLIENT_ASSIGNORS[client]
     for name in names:
         if name not in has:
+            hint = "; --assignor NAME sets every member's" if where != "--assignor" else ""
             raise InvalidScenario(where, f"{name!r} is not an assignor a live {client} member runs (live {client}: "
-                                  f"{', '.join(has)}; a release such as sticky@2.2 is the simulator's)")
+                                  f"{', '.join(has)}; a release such as sticky@2.2 is the simulator's{hint})")
     return list(names)
 
 
