@@ -31,7 +31,7 @@ LAYERS: dict[str, set[str]] = {
     "strategies": BASE | {"scenarios"},
     "grading": BASE | {"assignors", "lookup", "leader", "oracle"},
     "group": BASE | {"wire", "assignors", "lookup", "leader", "scenarios", "grading", "_perf"},
-    "live": BASE | {"peers", "group", "scenarios"},  # real broker and members; traces for the group's monitors
+    "live": BASE | {"peers", "group", "scenarios", "lookup", "grading", "sweep"},  # real broker and members; monitors; settled grades as sweep rows
     "hunt": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},

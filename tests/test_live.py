@@ -172,7 +172,7 @@ def test_an_assignor_release_is_refused_naming_assignor():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["live", "kip341-stale-rejoin", "--clients", "librdkafka"], "--clients"),
+    (["live", "kip341-stale-rejoin", "--clients", "franz-go"], "--clients"),
     (["live", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], "--assignor"),
     (["live", "no-such-history"], "no-such-history"),
 ])
@@ -223,3 +223,110 @@ def test_a_broker_build_that_fails_is_named_by_mavens_first_error_even_coloured(
               "Could not find artifact org.apache.kafka:kafka_2.13:jar:0.0.1\n[ERROR] \n"
               "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n")
     assert failure_line(output).startswith("[ERROR] Failed to execute goal on project kafka-broker")
+
+
+# ------------------------------------------------------------------------------------------
+# Members of several libraries in one group
+
+
+def _member_pids() -> set[int]:
+    """Live-member processes of any library whose parent is this process."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == os.getpid() and (b"stickyproof.live.LiveMember" in cmd
+                                        or any(a.startswith(b"stickyproof.live.members") for a in cmd)):
+                out.add(int(entry))
+    return out
+
+
+MIXED = {
+    "format": "stickyproof.simulation/1",
+    "name": "java-and-librdkafka",
+    "scenario": {"format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 5, "u": 2},
+                 "members": [{"id": "c1", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]}]},
+    "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]},
+               {"at": 6, "event": "join", "member": "c3", "topics": ["t"], "assignors": ["cooperative-sticky"]}],
+}
+
+
+def test_java_and_librdkafka_members_share_one_group(broker, tmp_path, capsys):
+    """c1 and c3 are Java consumers, c2 is librdkafka's (round-robin over --clients); the settled
+    group owns every partition exactly once, each settle point is graded as a sweep row, and no
+    member process is left."""
+    import json
+
+    pytest.importorskip("confluent_kafka")
+    history = tmp_path / "mixed.json"
+    history.write_text(json.dumps(MIXED))
+    before = processes.running_children()
+    code = cli_main(["live", str(history), "--clients", "java,librdkafka", "--bootstrap", broker.bootstrap, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, ([m for m in doc["monitors"] if not m["ok"]], doc["timeline"])
+    assert doc["clients"] == ["java", "librdkafka"]
+    assert doc["member_clients"] == {"c1": "java", "c2": "librdkafka", "c3": "java"}
+    owners: dict = {}
+    for member, tps in doc["assignment"].items():
+        for t, p in tps:
+            owners.setdefault((t, p), []).append(member)
+    assert sorted(owners) == [("t", p) for p in range(5)] + [("u", 0), ("u", 1)]
+    assert all(len(ms) == 1 for ms in owners.values()), owners
+    # the librdkafka member reported its callbacks with its generation (read from librdkafka's group metadata)
+    assert any(e["member"] == "c2" and e["what"] == "assigned" and e.get("generation", -1) >= 1 for e in doc["timeline"])
+    grades = doc["grades"]
+    assert grades and grades[0]["index"] == 0 and grades[-1]["assignor"] == "cooperative-sticky"
+    last = grades[-1]
+    assert last["row"]["contract"] == "kafka" and last["row"]["valid"] is not None
+    assert {m: sorted(map(tuple, tps)) for m, tps in last["assignment"].items() if tps} == \
+        {m: sorted(map(tuple, tps)) for m, tps in doc["assignment"].items() if tps}
+    assert processes.running_children() == before == [broker.pid]
+    assert _member_pids() == set()
+
+
+def test_the_settle_points_are_graded_against_what_was_held_before():
+    """Unit: two settle points; the second's scenario owns what the first settled on. Handing c2 one
+    of c1's two partitions keeps the other (kept 1 of 2, the optimum); handing it both is graded as
+    the imbalance it is."""
+    from stickyproof.live.settled import grade_settle_points, group_assignor
+
+    strip = lambda r: tuple(TopicPartition(t, p) for t, p in r.partitions())  # noqa: E731
+    settles = [(15, {"c1": ("t",)}, {"t": 2}), (40, {"c1": ("t",), "c2": ("t",)}, {"t": 2})]
+    start = [_r("started", "c1", 0), _r("assigned", "c1", 10, 0, 1), _r("started", "c2", 20)]
+    handover = [_r("revoked", "c1", 30, 0), _r("assigned", "c2", 32, 0)]
+    first, second = grade_settle_points(settles, start + handover, strip, 0, {"c1": ("sticky",), "c2": ("sticky",)}, "unit")
+    assert first.columns["valid"] and first.scenario.members[0].owned == () and first.ok
+    assert second.scenario.member("c1").owned == (TopicPartition("t", 0), TopicPartition("t", 1))
+    row = second.columns
+    assert row["contract"] == "kafka" and row["valid"] and row["owned"] == 2 and row["kept"] == 1 and row["optimal_kept"] == 1
+    everything = [_r("revoked", "c1", 30, 0, 1), _r("assigned", "c2", 32, 0, 1)]
+    _, bad = grade_settle_points(settles, start + everything, strip, 0, {"c1": ("sticky",), "c2": ("sticky",)}, "unit")
+    assert not bad.columns["valid"] and bad.columns["failures"] == "imbalance" and not bad.ok
+    assert "FAILS imbalance" in bad.line()
+    assert group_assignor([("cooperative-sticky", "range"), ("range",)]) == "range"
+    assert group_assignor([("range",), ("roundrobin",)]) is None
+
+
+def test_the_last_rebalance_is_the_last_generation_that_moved_a_partition():
+    """Unit, on the callbacks of a mixed java/librdkafka/kafka-python run of kip341-stale-rejoin
+    (cooperative-sticky): c1 was lost, its partitions went to c2 and c3 in generation 3, c1 rejoined
+    (generation 4 revokes t-4 and t-5, generation 5 hands them to c1), and a generation 6 moved
+    nothing. The rebalance graded begins with generation 4's revocations."""
+    from stickyproof.live.settled import last_rebalance_start
+
+    def g(ev, name, at, gen, *tps):
+        return Report(ev, name, at, at, (("generation", gen), ("partitions", [["t", p] for p in tps])))
+
+    reports = [g("assigned", "c2", 100, 3, 0), g("lost", "c1", 200, 2, 0, 3), g("revoked", "c2", 300, 4, 4),
+               g("assigned", "c2", 301, 4), g("revoked", "c3", 302, 4, 5), g("assigned", "c1", 400, 5, 4, 5),
+               g("assigned", "c2", 500, 6), g("assigned", "c1", 501, 6)]
+    assert last_rebalance_start(reports, 0, 1000, cooperative=True) == (300, 4)
+    # eager: a member revokes everything before it rejoins, with the generation it leaves
+    eager = [g("assigned", "c1", 10, 1, 0, 1), g("revoked", "c1", 50, 1, 0, 1), g("assigned", "c1", 60, 2, 0),
+             g("assigned", "c2", 61, 2, 1)]
+    assert last_rebalance_start(eager, 0, 1000, cooperative=False) == (50, 2)
+    assert last_rebalance_start([g("assigned", "c1", 5, -1, 0)], 0, 1000, cooperative=False) is None

@@ -7,8 +7,8 @@ import sys
 
 from ._common import add_json_flag, positive_int, print_json
 
-CLIENTS = ("java",)
-"""The member libraries a live run drives so far (issue 24 names kafka-python, librdkafka, franz-go next)."""
+CLIENTS = ("java", "librdkafka", "kafka-python")
+"""The member libraries a live run drives (``live.run.CLIENTS``; issue 24 names franz-go next)."""
 
 
 def _clients(text: str) -> tuple[str, ...]:
@@ -16,7 +16,7 @@ def _clients(text: str) -> tuple[str, ...]:
 
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:
-        raise InvalidOption("--clients", "name at least one client library (java)")
+        raise InvalidOption("--clients", f"name at least one client library ({', '.join(CLIENTS)})")
     for n in names:
         if n not in CLIENTS:
             raise InvalidOption("--clients", f"{n!r} has no live member yet (live members: {', '.join(CLIENTS)})")
@@ -28,9 +28,9 @@ def _cmd_live(args: argparse.Namespace) -> int:
     from ..live.broker import running_broker
     from ..live.run import LiveSettings, check_live, render_live, run_live
 
-    _clients(args.clients)
+    clients = _clients(args.clients)
     scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
-    settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor)
+    settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor, clients=clients)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
     with running_broker(bootstrap=args.bootstrap) as broker:
         result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
@@ -49,13 +49,14 @@ def add_live(sub: argparse._SubParsersAction) -> None:
         "with --bootstrap), create the scenario's topics, start its members as real Kafka clients, apply its history "
         "(joins, leaves, crashes, stalls, subscription changes, restarts, partitions added) on a wall clock of "
         "--tick-ms per tick, and print every assignment, revocation and loss the members reported, the settled "
-        "assignment and the monitors' verdicts. Exit 1 when a monitor fails, 2 on bad input or a broker that "
+        "assignment, each settled assignment graded by the oracle as a sweep row is, and the monitors' verdicts. Exit 1 when a monitor fails, 2 on bad input or a broker that "
         "cannot start. Everything started is stopped before the command ends. See docs/live.md.",
     )
     p.add_argument("history", metavar="HISTORY",
                    help="bundled scenario name (its history from the catalogue), scenario file, or stickyproof.simulation/1 document")
     p.add_argument("--events", metavar="FILE", help="events file (replaces the scenario's own history)")
-    p.add_argument("--clients", default="java", metavar="LIST", help="member libraries, comma-separated (so far: java)")
+    p.add_argument("--clients", default="java", metavar="LIST", help="member libraries, comma-separated, members assigned round-robin over them: "
+                   "java, librdkafka (confluent-kafka), kafka-python (default java)")
     p.add_argument("--assignor", metavar="NAME",
                    help="every member's assignor: range, roundrobin, sticky, cooperative-sticky (classic); uniform, range "
                    "(--group-protocol consumer, the broker's)")

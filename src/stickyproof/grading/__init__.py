@@ -279,14 +279,17 @@ def grade_assignment(
     name: str = "",
     balance: BalanceMode = None,
     limits: Limits = Limits(),
+    contract: str | None = None,
 ) -> Grade:
     """Grade a given ``assignment`` of ``scenario`` (no assignor to re-run: no determinism or
     stability verdicts, and a cooperative round's balance stays undecided while it withholds). It
-    is held to Kafka's contract unless ``balance`` names a balance mode. A consumer group's target is
+    is held to ``contract`` (an assignor's promise by name, ``AssignorInfo.contract``; default
+    Kafka's) unless ``balance`` names a balance mode: a live group's answer is held to the promise
+    of the assignor the group chose, though no port of it is run here. A consumer group's target is
     judged for validity and against the optimum (``grading.consumer``)."""
     if scenario.is_consumer_group:
         from .consumer import grade_consumer_assignment
 
         return grade_consumer_assignment(scenario, assignment, name=name, limits=limits)
     return grade(scenario, assignment=assignment, assignor=name, z3_query_seconds=limits.z3_query_seconds,
-                 cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=balance)
+                 cpsat_work=limits.cpsat_work, cpsat_seconds=limits.cpsat_seconds, balance=balance, contract=contract)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +43,10 @@ from ..model import Scenario, TopicPartition
 from . import processes
 from .broker import Broker, peak_rss_bytes
 from .java_member import JavaMember, MemberFailed, Report, member_program
+from .members import LIBRARY_MODULES
+from .settled import SettledGrade, grade_settle_points
 
-__all__ = ["JAVA_ASSIGNORS", "LIVE_MONITORS", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
+__all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
            "consumption_intervals", "render_live"]
 
 JAVA_ASSIGNORS = {
@@ -53,6 +56,21 @@ JAVA_ASSIGNORS = {
     "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
 }
 """The classic assignor names a live Java member accepts, as ``partition.assignment.strategy`` classes."""
+
+CLIENTS = ("java", "librdkafka", "kafka-python")
+"""The member libraries a live run drives: Kafka's Java consumer, confluent-kafka (librdkafka), kafka-python."""
+
+CLIENT_ASSIGNORS = {
+    "java": tuple(JAVA_ASSIGNORS),
+    "librdkafka": ("range", "roundrobin", "cooperative-sticky"),
+    "kafka-python": ("range", "roundrobin", "sticky", "cooperative-sticky"),
+}
+"""The classic assignors each library has, by the protocol name the group matches across libraries
+(a Java ``RangeAssignor`` and librdkafka's ``range`` both join as ``range``): librdkafka has no eager
+``sticky``."""
+
+CONSUMER_CLIENTS = ("java", "librdkafka")
+"""The libraries whose members speak ``group.protocol=consumer`` (KIP-848); kafka-python does not."""
 
 CONSUMER_ASSIGNORS = ("uniform", "range")
 """``group.remote.assignor`` values of a ``group.protocol=consumer`` member (the broker's assignors)."""
@@ -75,6 +93,8 @@ class LiveSettings:
     group_protocol: str = "classic"
     assignor: str | None = None
     settle_seconds: float = 90.0
+    clients: tuple[str, ...] = ("java",)
+    grade: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,8 @@ class LiveResult:
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
     measured: tuple[tuple[str, float], ...] = ()  # broker start seconds, peak RSS of the broker and members (MB)
+    member_clients: tuple[tuple[str, str], ...] = ()  # member -> the library it ran
+    grades: tuple["SettledGrade", ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -134,6 +156,8 @@ class LiveResult:
             "notes": list(self.notes),
             "seconds": self.seconds,
             "measured": dict(self.measured),
+            "member_clients": dict(self.member_clients),
+            "grades": [g.to_dict() for g in self.grades],
         }
 
 
@@ -141,31 +165,58 @@ class LiveResult:
 # Checking a history before anything starts
 
 
-def _assignor_classes(names: Sequence[str], where: str, settings: LiveSettings) -> list[str]:
+def member_clients(scenario: Scenario, schedule: Schedule, clients: Sequence[str]) -> dict[str, str]:
+    """Each member's library: round-robin over ``clients`` in the order members first appear (the
+    scenario's members, then the history's joins and restarts); a restart keeps its member's library."""
+    out: dict[str, str] = {}
+    names = [m.id for m in scenario.members] + [e.member for e in schedule.events if e.event in ("join", "restart") and e.member]
+    for n in names:
+        if n not in out:
+            out[n] = clients[len(out) % len(clients)]
+    return out
+
+
+def _assignor_names(names: Sequence[str], where: str, settings: LiveSettings, client: str = "java") -> list[str]:
+    """The member's assignors by protocol name, each one its library has (``CLIENT_ASSIGNORS``)."""
     if settings.assignor is not None:
         names, where = (settings.assignor,), "--assignor"
-    out = []
+    has = CLIENT_ASSIGNORS[client]
     for name in names:
-        if name not in JAVA_ASSIGNORS:
-            raise InvalidScenario(where, f"{name!r} is not an assignor a live Java member runs (live: "
-                                  f"{', '.join(JAVA_ASSIGNORS)}; a release such as sticky@2.2 is the simulator's)")
-        out.append(JAVA_ASSIGNORS[name])
-    return out
+        if name not in has:
+            hint = "; --assignor NAME sets every member's" if where != "--assignor" else ""
+            raise InvalidScenario(where, f"{name!r} is not an assignor a live {client} member runs (live {client}: "
+                                  f"{', '.join(has)}; a release such as sticky@2.2 is the simulator's{hint})")
+    return list(names)
+
+
+def _assignor_classes(names: Sequence[str], where: str, settings: LiveSettings) -> list[str]:
+    """The Java member's ``partition.assignment.strategy`` classes for these names."""
+    return [JAVA_ASSIGNORS[n] for n in _assignor_names(names, where, settings, "java")]
 
 
 def check_live(scenario: Scenario, schedule: Schedule, settings: LiveSettings) -> None:
     """Refuse, before a broker starts, what a live run cannot do: ``InvalidScenario`` naming the field."""
+    if not settings.clients:
+        raise InvalidOption("--clients", "name at least one client library")
+    for c in settings.clients:
+        if c not in CLIENTS:
+            raise InvalidOption("--clients", f"{c!r} has no live member (live members: {', '.join(CLIENTS)})")
     if settings.group_protocol not in ("classic", "consumer"):
         raise InvalidOption("--group-protocol", f"must be classic or consumer, got {settings.group_protocol!r}")
     if settings.tick_ms < 100:
         raise InvalidOption("--tick-ms", f"must be at least 100 (a heartbeat interval), got {settings.tick_ms}")
+    clients = member_clients(scenario, schedule, settings.clients)
     if settings.group_protocol == "consumer":
+        for c in settings.clients:
+            if c not in CONSUMER_CLIENTS:
+                raise InvalidOption("--clients", f"a {c} member speaks only group.protocol=classic "
+                                    f"(consumer: {', '.join(CONSUMER_CLIENTS)})")
         if settings.assignor is not None and settings.assignor not in CONSUMER_ASSIGNORS:
             raise InvalidOption("--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
                                 f"got {settings.assignor!r}")
     else:
         for i, m in enumerate(scenario.members):
-            _assignor_classes(m.assignors or ("range",), f"members[{i}].assignors", settings)
+            _assignor_names(m.assignors or ("range",), f"members[{i}].assignors", settings, clients[m.id])
     for e in schedule.events:
         where = e.path or "events"
         if e.event in _UNSUPPORTED:
@@ -173,7 +224,7 @@ def check_live(scenario: Scenario, schedule: Schedule, settings: LiveSettings) -
         if e.event == "stall" and e.at_join_prepare:
             raise InvalidScenario(f"{where}.at_join_prepare", "a stall inside onJoinPrepare is not applied to live members yet")
         if e.event in ("join", "restart") and settings.group_protocol == "classic" and e.assignors:
-            _assignor_classes(e.assignors, f"{where}.assignors", settings)
+            _assignor_names(e.assignors, f"{where}.assignors", settings, clients.get(e.member or "", "java"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -188,7 +239,8 @@ class _Run:
     group: str
     settings: LiveSettings
     scenario: Scenario
-    program: list[str]
+    programs: dict[str, list[str]]  # library -> the argv that starts one of its members
+    client_of: dict[str, str]  # member -> its library
     directory: Path
     prefix: str
     session_ticks: int
@@ -199,7 +251,9 @@ class _Run:
     stall_until: dict[str, float] = field(default_factory=dict)
     topics: dict[str, int] = field(default_factory=dict)
     admin: JavaMember | None = None
-    spares: list[JavaMember] = field(default_factory=list)
+    spares: dict[str, list[JavaMember]] = field(default_factory=dict)  # library -> members started ahead of need
+    settles: list[tuple[int, dict[str, tuple[str, ...]], dict[str, int]]] = field(default_factory=list)
+    """(monotonic ns, each running member's topics, the topics' partition counts) at each point the group settled."""
     applied: list[tuple[int, Event]] = field(default_factory=list)  # (monotonic ns, event) as the run applied them
     disturbed: bool = False  # a crash, stall or leave since the last settle: wait out a session timeout
 
@@ -210,22 +264,32 @@ class _Run:
     def all_processes(self) -> list[JavaMember]:
         return [*self.retired, *self.members.values()]
 
+    def spawn(self, client: str, name: str) -> JavaMember:
+        return JavaMember.spawn(self.programs[client], name, stderr_dir=self.directory)
+
     def warm(self) -> None:
-        """Keep one member JVM started ahead of need: a JVM start is seconds on two busy cores, and a
-        join should happen when the history says, not a JVM start later."""
-        while len(self.spares) < 1:
-            self.spares.append(JavaMember.spawn(self.program, f"spare-{len(self.retired) + len(self.members) + 1}",
-                                                stderr_dir=self.directory))
+        """Keep one member of each library started ahead of need: a JVM start is seconds on two busy
+        cores (a Python member's imports a second), and a join should happen when the history says,
+        not a start later."""
+        for client in self.settings.clients:
+            spares = self.spares.setdefault(client, [])
+            while len(spares) < 1:
+                spares.append(self.spawn(client, f"spare-{client}-{len(self.retired) + len(self.members) + 1}"))
+
+    def settled_here(self) -> None:
+        self.settles.append((time.monotonic_ns(), {n: tuple(self.configs[n]["topics"]) for n in self.members},
+                             dict(self.topics)))
 
 
 def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
     s = run.settings
     session_ms = run.session_ticks * s.tick_ms
-    if run.spares:
-        m = run.spares.pop(0)
+    client = run.client_of[name]
+    if run.spares.get(client):
+        m = run.spares[client].pop(0)
         m.name = name
     else:
-        m = JavaMember.spawn(run.program, name, stderr_dir=run.directory)
+        m = run.spawn(client, name)
     command = {
         "op": "start", "name": name, "bootstrap": run.bootstrap, "group": run.group,
         "group_protocol": s.group_protocol,
@@ -237,7 +301,8 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
         "metadata_max_age_ms": session_ms,
     }
     if s.group_protocol == "classic":
-        command["assignors"] = config["assignors"]
+        # the protocol names the group matches; the Java member takes its assignors' classes
+        command["assignors"] = [JAVA_ASSIGNORS[n] for n in config["assignors"]] if client == "java" else config["assignors"]
     else:
         command["remote_assignor"] = s.assignor
     m.send(command)
@@ -252,11 +317,22 @@ def _admin(run: _Run, command: dict[str, Any], done: str) -> None:
     run.admin.wait_for(done, 60, op=command["op"])
 
 
+def _quiet(run: _Run, ticks: float) -> bool:
+    """Whether the group looks settled now: nobody stalled, every running member assigned, and no
+    report for ``ticks`` ticks."""
+    now = time.monotonic()
+    return (bool(run.members) and not any(until > now for until in run.stall_until.values())
+            and all(any(r.ev == "assigned" for r in m.reports()) for m in run.members.values())
+            and (time.monotonic_ns() - _last_report_ns(run)) / 1e9 >= ticks * run.tick)
+
+
 def _apply(run: _Run, e: Event) -> None:
     k = e.event
+    if _quiet(run, 2) and (not run.settles or run.settles[-1][0] < _last_report_ns(run)):
+        run.settled_here()  # the group came to rest since the last event: a settle point to grade
     run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
     if k == "join":
-        assignors = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings) \
+        assignors = _assignor_names(e.assignors or ("range",), f"{e.path}.assignors", run.settings, run.client_of[e.member]) \
             if run.settings.group_protocol == "classic" else []
         if e.member in run.members and run.members[e.member].alive:
             raise InvalidScenario(f"{e.path}.member", f"{e.member} is already running")
@@ -285,7 +361,8 @@ def _apply(run: _Run, e: Event) -> None:
             if "topics" in e.given:
                 config["topics"] = list(e.topics or ())
             if "assignors" in e.given and run.settings.group_protocol == "classic":
-                config["assignors"] = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings)
+                config["assignors"] = _assignor_names(e.assignors or ("range",), f"{e.path}.assignors", run.settings,
+                                                      run.client_of[e.member])
             if "instance_id" in e.given:
                 config["instance_id"] = e.instance_id
             time.sleep(run.restart_ticks * run.tick)
@@ -329,8 +406,8 @@ def _wait_settled(run: _Run) -> bool:
 
 def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: str = "",
              settings: LiveSettings = LiveSettings()) -> LiveResult:
-    """Run the history on ``broker`` with Java members; every process started here is stopped before
-    this returns. On a broker the user named (not started here) the topics get a run prefix."""
+    """Run the history on ``broker`` with members of ``settings.clients`` (``member_clients``); every
+    process started here is stopped before this returns. On a broker the user named (not started here) the topics get a run prefix."""
     check_live(scenario, schedule, settings)
     bootstrap, attached = broker.bootstrap, not broker.started_here
     measured: dict[str, float] = {}
@@ -340,7 +417,13 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     run_id = os.urandom(4).hex()
     directory = processes.owned_tempdir("stickyproof-live-")
     config = schedule.config
-    run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, member_program(), directory,
+    programs = {"java": member_program()}
+    for client in settings.clients:
+        if client != "java":
+            # unbuffered: a report is written when it happens, not when a buffer fills
+            programs[client] = [sys.executable, "-u", "-m", LIBRARY_MODULES[client]]
+    run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, programs,
+               member_clients(scenario, schedule, settings.clients), directory,
                f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)
     notes = []
     if settings.group_protocol == "consumer":
@@ -351,19 +434,21 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     t0 = time.monotonic_ns()
     did_settle = False
     try:
-        run.admin = JavaMember.spawn(run.program, "admin", stderr_dir=directory)
-        # the initial members' JVMs start while the admin creates the topics
-        run.spares = [JavaMember.spawn(run.program, f"spare-{i}", stderr_dir=directory) for i in range(len(scenario.members) or 1)]
+        run.admin = run.spawn("java", "admin")
+        # the initial members' processes start while the admin creates the topics
+        for i, m in enumerate(scenario.members):
+            run.spares.setdefault(run.client_of[m.id], []).append(run.spawn(run.client_of[m.id], f"spare-{i}"))
+        run.warm()
         _admin(run, {"op": "admin", "bootstrap": bootstrap}, "admin-ready")
         run.topics = dict(scenario.partition_counts)
         if run.topics:
             _admin(run, {"op": "create-topics", "topics": {run.prefix + t: n for t, n in run.topics.items()}}, "topics-created")
         for m in scenario.members:
-            assignors = _assignor_classes(m.assignors or ("range",), f"members.{m.id}.assignors", settings) \
+            assignors = _assignor_names(m.assignors or ("range",), f"members.{m.id}.assignors", settings, run.client_of[m.id]) \
                 if settings.group_protocol == "classic" else []
             _start_member(run, m.id, {"topics": list(m.topics), "assignors": assignors, "instance_id": m.instance_id})
-        if scenario.members:
-            _wait_settled(run)
+        if scenario.members and _wait_settled(run):
+            run.settled_here()
         # each event at its tick's distance from the first, on the wall clock; one whose time passed
         # while an earlier event was applied (a close waits for its callbacks) runs at once
         first_at, base = (schedule.events[0].at if schedule.events else 0), time.monotonic()
@@ -373,13 +458,15 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
                 time.sleep(due - time.monotonic())
             _apply(run, e)
         did_settle = _wait_settled(run)
+        if did_settle:
+            run.settled_here()
     finally:
         peaks = [peak_rss_bytes(m.proc.pid) or 0 for m in run.members.values() if m.alive]
         if peaks:
             measured["member_peak_rss_mb"] = round(max(peaks) / 2**20, 1)
         if broker.pid is not None and (peak := peak_rss_bytes(broker.pid)):
             measured["broker_peak_rss_mb"] = round(peak / 2**20, 1)
-        for m in [*run.all_processes(), *run.spares]:
+        for m in [*run.all_processes(), *(s for spares in run.spares.values() for s in spares)]:
             m.stop(grace=0.0)
         if run.admin is not None:
             run.admin.stop(grace=0.0)
@@ -393,9 +480,16 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
     verdicts = _verdicts(reports, t0, run.prefix, owned, subscribed, did_settle)
-    return LiveResult(name, bootstrap, ("java",), settings.group_protocol, settings.tick_ms, timeline,
+    grades: tuple[SettledGrade, ...] = ()
+    if settings.grade and settings.group_protocol == "classic":
+        grades = grade_settle_points(run.settles, reports, lambda r: _tps(r, run.prefix), t0,
+                                     {n: tuple(c["assignors"]) for n, c in run.configs.items()}, name)
+    elif settings.grade:
+        notes.append("settled assignments of a group.protocol=consumer group are not graded (the oracle grades classic groups)")
+    return LiveResult(name, bootstrap, settings.clients, settings.group_protocol, settings.tick_ms, timeline,
                       tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items())), did_settle, verdicts, tuple(notes),
-                      round(time.monotonic() - started, 2), tuple(sorted(measured.items())))
+                      round(time.monotonic() - started, 2), tuple(sorted(measured.items())),
+                      tuple(sorted((m, c) for m, c in run.client_of.items() if m in run.configs)), grades)
 
 
 # ------------------------------------------------------------------------------------------
@@ -543,8 +637,13 @@ def render_live(result: LiveResult) -> str:
             body = f"{body}  {e.detail}".strip()
         lines.append(f"{e.at_ms:>8}  {e.member:<{width}}  {e.what:<15} {gen:>4}  {body}")
     lines += ["", "settled assignment:" if result.did_settle else "assignment at the end (the group did not settle):"]
+    clients = dict(result.member_clients)
     for member, tps in result.settled:
-        lines.append(f"  {member}: {format_partitions(tps)}")
+        lines.append(f"  {member}{f' ({clients[member]})' if member in clients and len(result.clients) > 1 else ''}: "
+                     f"{format_partitions(tps)}")
+    if result.grades:
+        lines += ["", "settled assignments graded (as sweep rows are; docs/live.md):"]
+        lines += [f"  {g.line()}" for g in result.grades]
     lines += ["", "monitors:"]
     for v in result.verdicts:
         lines.append(f"  {'ok  ' if v.ok else 'FAIL'} {v.monitor}: {v.rule}")
