@@ -28,7 +28,7 @@ LAYERS: dict[str, set[str]] = {
     "leader": BASE | {"wire", "javaorder", "assignors", "lookup"},
     "oracle": BASE | {"_perf"},
     "scenarios": BASE,
-    "strategies": BASE | {"scenarios"},
+    "strategies": BASE | {"scenarios", "lookup"},  # groups(assignor="name") reads the protocols it supports
     "grading": BASE | {"assignors", "lookup", "leader", "oracle"},
     "group": BASE | {"wire", "assignors", "lookup", "leader", "scenarios", "grading", "_perf"},
     "hunt": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "strategies"},
