@@ -34,6 +34,7 @@ LAYERS: dict[str, set[str]] = {
     "hunt": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "strategies"},
     "sweep": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},
+    "junit": BASE | {"hunt", "sweep", "grading"},  # JUnit XML of a hunt's result or a sweep's rows
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
     "_entry": {"cli"},  # the console script: imports the command line under its Ctrl-C rule
