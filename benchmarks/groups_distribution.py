@@ -30,6 +30,7 @@ MEASURES = (
     ("deleted-topic-claims", lambda f, s: f["deleted_topic_claims"] > 0),
     ("past-count-claims", lambda f, s: f["past_count_claims"] > 0),
     ("v0-cooperative", lambda f, s: s.protocol == "cooperative" and f["min_version"] == 0),
+    ("empty-subscriptions", lambda f, s: f["empty_subscriptions"] > 0),
     ("cooperative", lambda f, s: s.protocol == "cooperative"),
 )
 

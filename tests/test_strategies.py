@@ -191,6 +191,7 @@ def _hazards_in(scenario) -> set[str]:
         "deleted-topic-claims": f["deleted_topic_claims"] > 0,
         "past-count-claims": f["past_count_claims"] > 0,
         "v0-cooperative": claims_invisible(scenario),
+        "empty-subscriptions": f["empty_subscriptions"] > 0,
     }
     assert set(shown) == set(HAZARDS)
     return {name for name, present in shown.items() if present}
@@ -225,7 +226,7 @@ def test_most_default_groups_have_several_members():
 
     draw()
     assert len(sizes) == 300
-    assert sum(n == 1 for n in sizes) / len(sizes) <= 0.15  # 9 % at this seed
+    assert sum(n == 1 for n in sizes) / len(sizes) <= 0.15  # 9.6 % of 2,000 draws at seed 0 (docs/pytest.md)
 
 
 @SMALL
@@ -256,6 +257,7 @@ def test_the_assignor_may_be_an_assignor_info():
         ({"min_double_claims": 1, "max_double_claims": 1}, "min_double_claims=1 draws duplicate-claims"),
         ({"assignor": "sticky", "protocols": st.just("cooperative")}, "does not support (it supports eager"),
         ({"versions": st.just(0)}, "hazards={'v0-cooperative'}"),
+        ({"subscriptions": st.just("empty")}, "hazards={'empty-subscriptions'}"),
         ({"assignor": 3}, "assignor=3"),
     ],
 )

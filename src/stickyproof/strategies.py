@@ -55,7 +55,8 @@ __all__ = ["groups", "from_space", "InvalidStrategyArgument", "HAZARDS", "HAZARD
 
 #: What a hazard does to the group, by name. None of them is in a group ``groups()`` draws unless
 #: named in ``hazards=``: each is a group no client of today sends its leader (models/protocol.md
-#: §9.4), where a failure may be Kafka's protocol or the client's, not the assignor's.
+#: §9.4), where a failure may be the protocol's or the client's rather than the assignor's, or, for
+#: ``empty-subscriptions``, a group Kafka's own assignors are known to get wrong (docs/rules.md K2).
 HAZARD_HELP: dict[str, str] = {
     "stale-claims": "members rejoin from an older generation still claiming partitions the group "
     "has since handed to others (KIP-341's stalled member; a client before 3.0 after a reset, KAFKA-12983)",
@@ -68,6 +69,8 @@ HAZARD_HELP: dict[str, str] = {
     "a partition increase, K1), including the ``partitions-deleted`` prior ownership's",
     "v0-cooperative": "a member speaking subscription v0 in a cooperative group, whose claims never "
     "reach the leader (R2; a v0 client predates the cooperative protocol)",
+    "empty-subscriptions": "the ``empty`` subscription kind: some members subscribe to nothing (a pattern "
+    "that matches no topic); Kafka's sticky assignors can hand such a member partitions (R13, K2)",
 }
 #: The hazard names ``groups(hazards=...)`` accepts, in the order of ``HAZARD_HELP``.
 HAZARDS: tuple[str, ...] = tuple(HAZARD_HELP)
@@ -167,7 +170,8 @@ def groups(
     ``min_past_count_claims..max_past_count_claims`` (0..1), each capped by what the drawn group can
     hold; a count above 0 for a hazard not named is an error naming the hazard to add.
     ``"v0-cooperative"`` lets a cooperative group hold members ``versions`` draws at 0; otherwise
-    such a member draws again among the other versions.
+    such a member draws again among the other versions. ``"empty-subscriptions"`` lets
+    ``subscriptions`` draw ``empty``; otherwise it draws again among the other kinds.
 
     Sizes: ``min_members..max_members`` members (JoinGroup order as drawn, ids unique; when the
     range allows one member and more, fewer than one group in ten has one),
@@ -176,7 +180,7 @@ def groups(
     generation ``min_generation..max_generation``, the generation every claimant reports.
 
     Knobs drawn once per group are strategies: ``subscriptions`` (uniform, heterogeneous,
-    nested, disjoint, empty), ``ownership`` (none, balanced, skewed, members-left,
+    nested, disjoint; empty as a hazard), ``ownership`` (none, balanced, skewed, members-left,
     members-joined, partitions-added, partitions-deleted, topics-added, topics-deleted,
     topics-unsubscribed), ``protocols``, ``racks``, ``static``, ``assignors``, ``ids``;
     ``versions`` is drawn once per member. Pass ``st.just(x)`` to fix a knob. Every argument is
@@ -237,6 +241,14 @@ def groups(
                 f"does not support (it supports {', '.join(supported)}, R36)"
             )
         strategies["protocols"] = protocols.filter(supported.__contains__)
+    if "empty-subscriptions" not in chosen:
+        listed = _listed(subscriptions)
+        if listed is not None and set(listed) == {"empty"}:
+            raise InvalidStrategyArgument(
+                f"subscriptions={subscriptions!r} draws only empty, a hazard not asked for: add "
+                f"hazards={{'empty-subscriptions'}}"
+            )
+        strategies["subscriptions"] = subscriptions.filter(lambda kind: kind != "empty")
     cooperative_versions = None
     if "v0-cooperative" not in chosen:
         listed = _listed(versions)
