@@ -38,9 +38,10 @@ class _Config:
     """How one strategy draws: each range knob's bounds and each choice knob's strategy.
 
     ``crowd``: where the member range allows both one member and several, two or more are drawn
-    and about one group in ten is cut to its first member (``_GROUP_OF_ONE``; Hypothesis alone
-    draws one member in most groups, where an assignor has no choice to make). ``cooperative_versions``: the ``versions`` strategy a member of a cooperative
-    group draws from (None: the same as any member's).
+    and fewer than one group in ten is cut to its first member (``_GROUP_OF_ONE``; Hypothesis
+    alone draws one member in most groups, where an assignor has no choice to make).
+    ``cooperative_versions``: the ``versions`` strategy a member of a cooperative group draws from
+    (None: the same as any member's).
     """
 
     ranges: Mapping[str, tuple[int, int]]
