@@ -11,7 +11,7 @@ from stickyproof.assignors.releases import COOPERATIVE_STICKY
 from stickyproof.assignors.sticky_types import REFERENCE, StickyResult
 from stickyproof.errors import AssignorFailure
 from stickyproof.leader import lead
-from stickyproof.strategies import groups
+from stickyproof.strategies import HAZARDS, groups
 
 from .builders import group, input_of, member, strs, tps, wire_group
 from .checks import rejoin, settle
@@ -96,6 +96,7 @@ def test_N4_multiply_claimed_partition_withheld_from_a_former_claimant_is_revoke
 @settings(max_examples=120)
 @given(
     groups(
+        hazards=HAZARDS,
         max_members=6,
         max_topics=3,
         max_partitions=6,

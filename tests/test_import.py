@@ -36,7 +36,7 @@ from stickyproof.model import (
     scenario_to_dict,
 )
 from stickyproof.oracle.invariants import check_assignment
-from stickyproof.strategies import groups
+from stickyproof.strategies import HAZARDS, groups
 
 DATA = Path(__file__).resolve().parent / "data" / "import"
 _spec = importlib.util.spec_from_file_location("make_fixtures", DATA / "make_fixtures.py")
@@ -228,7 +228,7 @@ def test_described_imbalance_is_found_with_its_witness():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=groups(max_members=5, max_topics=3, max_partitions=6), layout=st.sampled_from(["1.1", "2.3", "2.6", "3.8", "4.0"]))
+@given(scenario=groups(hazards=HAZARDS, max_members=5, max_topics=3, max_partitions=6), layout=st.sampled_from(["1.1", "2.3", "2.6", "3.8", "4.0"]))
 def test_describe_round_trip_of_an_assignment(scenario, layout):
     """A group's assignment printed as Kafka prints it reads back exactly, in every layout."""
     assignment = lead(replace(scenario, protocol="eager"), get_assignor("roundrobin"), direct=True).assignment
@@ -397,7 +397,7 @@ def capture_of(scenario, info) -> tuple[dict, object]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=groups(max_members=5, max_topics=3, max_partitions=6), name=st.sampled_from(ASSIGNORS))
+@given(scenario=groups(hazards=HAZARDS, max_members=5, max_topics=3, max_partitions=6), name=st.sampled_from(ASSIGNORS))
 def test_capture_round_trip_gives_the_same_group(scenario, name):
     """scenario -> the bytes its leader path sends and receives -> capture -> import -> the same group:
     every member re-encodes to the captured bytes, the leader decodes the same view, the round's

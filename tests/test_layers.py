@@ -28,7 +28,7 @@ LAYERS: dict[str, set[str]] = {
     "leader": BASE | {"wire", "javaorder", "assignors", "lookup"},
     "oracle": BASE | {"_perf"},
     "scenarios": BASE,
-    "strategies": BASE | {"scenarios"},
+    "strategies": BASE | {"scenarios", "lookup"},  # groups(assignor="name") reads the protocols it supports
     "grading": BASE | {"assignors", "lookup", "leader", "oracle"},
     "group": BASE | {"wire", "assignors", "lookup", "leader", "scenarios", "grading", "_perf"},
     "live": BASE | {"peers", "group", "scenarios", "lookup", "grading", "sweep"},  # real broker and members; monitors; settled grades as sweep rows
@@ -36,6 +36,7 @@ LAYERS: dict[str, set[str]] = {
     "sweep": BASE | {"assignors", "lookup", "grading", "oracle", "scenarios", "group"},
     "importers": BASE | {"wire"},
     "explain": BASE | {"importers", "assignors", "lookup", "grading", "oracle"},  # two looks at a group, judged
+    "junit": BASE | {"hunt", "sweep", "grading"},  # JUnit XML of a hunt's result or a sweep's rows
     "prove": {"errors"},  # runs proofs/ (outside the package); proofs/ never imports the assignors
     "cli": None,  # the command line may import every room
     "_entry": {"cli"},  # the console script: imports the command line under its Ctrl-C rule

@@ -40,7 +40,7 @@ from stickyproof.model import Assignment, Scenario
 from stickyproof.oracle.invariants import check_assignment
 from stickyproof.scenarios.sampler import Space, sample
 from stickyproof.scenarios.space import OWNERSHIP, SUBSCRIPTIONS
-from stickyproof.strategies import groups
+from stickyproof.strategies import HAZARDS as GROUP_HAZARDS, groups
 
 from .checks import violations
 
@@ -83,6 +83,7 @@ def hazard_free(**knobs):
     """
     kw = dict(
         SIZES,
+        hazards=GROUP_HAZARDS,  # stale, duplicate, generation -1 and deleted-topic claims are in the promise space
         max_past_count_claims=0,
         max_zero_partition_topics=0,
         subscriptions=st.sampled_from(ORDINARY_SUBSCRIPTIONS),
@@ -96,7 +97,7 @@ def ordinary_groups(assignor: str, **knobs):
     """Groups on which ``assignor`` promises validity and its balance (R36: eager-only assignors
     never meet a cooperative group; cooperative-sticky needs subscription v1+, R2)."""
     if assignor in ("range", "roundrobin"):
-        kw = dict(SIZES, protocols=st.just("eager"))
+        kw = dict(SIZES, hazards=GROUP_HAZARDS, protocols=st.just("eager"))
         kw.update(knobs)
     else:
         kw = hazard_free(**knobs)

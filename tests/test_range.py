@@ -15,7 +15,7 @@ from stickyproof.assignors.base import GroupSubscription, Subscription
 from stickyproof.assignors.range import assign_range, member_info_order, partitions_per_topic_in_hashmap_order
 from stickyproof.javaorder import hashmap_capacity, hashmap_order, java_string_hash, java_string_key
 from stickyproof.model import Assignment, Scenario, Topic, TopicPartition, tp_map_to_dict
-from stickyproof.strategies import groups
+from stickyproof.strategies import HAZARDS, groups
 
 from .builders import direct_group, strs
 from .checks import rack_mismatches, validity
@@ -280,7 +280,7 @@ def test_kafka_range_case(path: Path):
 
 
 @settings(max_examples=150)
-@given(groups(max_members=7, max_topics=4, max_partitions=9, racks=st.sampled_from(("none", "replicas", "both", "members")),
+@given(groups(hazards=HAZARDS, max_members=7, max_topics=4, max_partitions=9, racks=st.sampled_from(("none", "replicas", "both", "members")),
               static=st.sampled_from(("none", "some", "all"))))
 def test_range_equals_line_by_line_transcription(scenario: Scenario):
     group = direct_group(scenario)
@@ -290,7 +290,7 @@ def test_range_equals_line_by_line_transcription(scenario: Scenario):
 
 
 @settings(max_examples=50)
-@given(groups(max_members=6, racks=st.sampled_from(("none", "both"))), st.randoms(use_true_random=False))
+@given(groups(hazards=HAZARDS, max_members=6, racks=st.sampled_from(("none", "both"))), st.randoms(use_true_random=False))
 def test_range_does_not_depend_on_join_order(scenario: Scenario, rnd: random.Random):
     # Unless two members share an instance id: Kafka's stable sort then keeps HashMap order, which can
     # depend on insertion order within a bucket (R41, member_info_order).

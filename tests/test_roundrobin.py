@@ -15,7 +15,7 @@ from stickyproof.assignors.roundrobin import assign_roundrobin
 from stickyproof.errors import AssignorFailure
 from stickyproof.javaorder import hashmap_order, java_string_hash, java_string_key
 from stickyproof.model import Scenario, TopicPartition
-from stickyproof.strategies import groups
+from stickyproof.strategies import HAZARDS, groups
 
 from .builders import direct_group, strs
 from .checks import placed_twice
@@ -98,7 +98,7 @@ def test_kafka_roundrobin_case(path: Path):
 
 
 @settings(max_examples=200)
-@given(groups(max_members=8, max_topics=4, max_partitions=9, subscriptions=st.sampled_from(("uniform", "heterogeneous", "nested", "disjoint", "empty")),
+@given(groups(hazards=HAZARDS, max_members=8, max_topics=4, max_partitions=9, subscriptions=st.sampled_from(("uniform", "heterogeneous", "nested", "disjoint", "empty")),
               static=st.sampled_from(("none", "some", "all"))))
 def test_roundrobin_equals_literal_cursor_loop(scenario: Scenario):
     group = direct_group(scenario)

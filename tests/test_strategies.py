@@ -15,7 +15,8 @@ from stickyproof.errors import StickyproofError
 from stickyproof.model import scenario_from_dict, scenario_to_dict
 from stickyproof.scenarios import Space, scenario_features
 from stickyproof.scenarios.space import OWNERSHIP, PROTOCOLS, SUBSCRIPTIONS, VERSIONS
-from stickyproof.strategies import InvalidStrategyArgument, from_space, groups
+from stickyproof.scenarios.space import claims_invisible
+from stickyproof.strategies import HAZARD_HELP, HAZARDS, InvalidStrategyArgument, from_space, groups
 
 SMALL = settings(deadline=None)  # example counts come from the profile (tests/conftest.py)
 
@@ -40,6 +41,8 @@ def test_every_public_strategy_is_exported_and_documented():
     assert public <= set(strategies.__all__)
     for name in strategies.__all__:
         obj = getattr(strategies, name)
+        if not callable(obj):
+            continue  # HAZARDS, HAZARD_HELP: constants, documented in the module docstring
         assert obj.__doc__, name
         assert obj.__module__ == "stickyproof.strategies"
         if name in public:
@@ -79,8 +82,8 @@ def test_groups_respect_sizes(scenario):
 
 
 @SMALL
-@given(groups(versions=st.just(0), protocols=st.just("cooperative"), subscriptions=st.just("uniform"),
-              static=st.just("all"), racks=st.just("none")))
+@given(groups(hazards={"v0-cooperative"}, versions=st.just(0), protocols=st.just("cooperative"),
+              subscriptions=st.just("uniform"), static=st.just("all"), racks=st.just("none")))
 def test_knob_strategies_take_effect(scenario):
     assert {m.version for m in scenario.members} == {0}
     assert scenario.protocol == "cooperative"
@@ -90,7 +93,7 @@ def test_knob_strategies_take_effect(scenario):
 
 
 @SMALL
-@given(groups(min_members=2, min_stale=1, max_stale=1))
+@given(groups(hazards={"stale-claims"}, min_members=2, min_stale=1, max_stale=1))
 def test_min_stale_forces_a_stale_member(scenario):
     counts = scenario.partition_counts
     shared = any(counts.get(t, 0) and any(t in o.topics for o in scenario.members if o is not m)
@@ -112,14 +115,19 @@ def test_from_space_follows_the_space(scenario):
 
 def test_examples_shrink_to_the_plain_group():
     s = find(groups(), lambda s: True, settings=settings(database=None))
-    assert len(s.members) == 1 and len(s.topics) == 1 and s.topics[0].partitions == 1
-    m = s.members[0]
-    assert (m.version, m.owned, m.generation, m.rack, m.instance_id, m.assignors) == (3, (), -1, None, None, ())
+    assert len(s.members) == 2 and len(s.topics) == 1 and s.topics[0].partitions == 1
+    for m in s.members:
+        assert (m.version, m.owned, m.generation, m.rack, m.instance_id, m.assignors) == (3, (), -1, None, None, ())
     assert s.protocol == "eager"
 
 
+def test_a_failure_that_needs_one_member_shrinks_to_one_member():
+    s = find(groups(), lambda s: len(s.members) == 1, settings=settings(database=None))
+    assert len(s.members) == 1 and s.members[0].owned == ()
+
+
 def test_failures_shrink_to_small_stale_groups():
-    space = groups(max_members=4, max_topics=2, max_partitions=4)
+    space = groups(hazards={"stale-claims"}, max_members=4, max_topics=2, max_partitions=4)
     s = find(space, lambda s: scenario_features(s)["stale_claimants"] > 0, settings=settings(database=None))
     assert len(s.members) == 2
     assert sum(len(m.owned) for m in s.members) == 2
@@ -167,3 +175,110 @@ def test_a_knob_strategy_drawing_a_bad_value_names_the_knob():
 
 def test_groups_returns_a_strategy():
     assert isinstance(groups(), SearchStrategy)
+
+
+# ------------------------------------------------------------------------------------------
+# Reachable by default; hazards by name; the assignor's protocols
+
+
+def _hazards_in(scenario) -> set[str]:
+    """The hazard classes a scenario shows, read off the document (``scenario_features``)."""
+    f = scenario_features(scenario)
+    shown = {
+        "stale-claims": f["stale_claimants"] > 0,
+        "duplicate-claims": f["double_claims"] > 0,
+        "unknown-generation-claims": f["unknown_generation_claimants"] > 0,
+        "deleted-topic-claims": f["deleted_topic_claims"] > 0,
+        "past-count-claims": f["past_count_claims"] > 0,
+        "v0-cooperative": claims_invisible(scenario),
+        "empty-subscriptions": f["empty_subscriptions"] > 0,
+    }
+    assert set(shown) == set(HAZARDS)
+    return {name for name, present in shown.items() if present}
+
+
+def test_every_hazard_is_documented():
+    assert HAZARDS == tuple(HAZARD_HELP) and all(HAZARD_HELP[h] for h in HAZARDS)
+
+
+@SMALL
+@given(groups())
+def test_default_groups_show_no_hazard(scenario):
+    assert _hazards_in(scenario) == set()
+
+
+@pytest.mark.parametrize("hazard", HAZARDS)
+def test_each_hazard_is_drawn_when_named_and_alone(hazard):
+    s = find(groups(hazards={hazard}), lambda s: hazard in _hazards_in(s), settings=settings(database=None, max_examples=2000))
+    assert _hazards_in(s) == {hazard}
+
+
+def test_most_default_groups_have_several_members():
+    from hypothesis import HealthCheck, Phase, seed
+
+    sizes = []
+
+    @seed(20)
+    @settings(max_examples=300, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(groups())
+    def draw(scenario):
+        sizes.append(len(scenario.members))
+
+    draw()
+    assert len(sizes) == 300
+    assert sum(n == 1 for n in sizes) / len(sizes) <= 0.15  # 9.6 % of 2,000 draws at seed 0 (docs/pytest.md)
+
+
+@SMALL
+@given(groups(assignor="sticky"))
+def test_an_eager_only_assignor_is_never_drawn_into_a_cooperative_group(scenario):
+    assert scenario.protocol == "eager"
+
+
+@SMALL
+@given(groups(assignor="cooperative-sticky", protocols=st.just("cooperative"), versions=st.sampled_from((0, 3))))
+def test_a_cooperative_group_holds_no_v0_member_unless_asked(scenario):
+    assert {m.version for m in scenario.members} == {3}
+
+
+def test_the_assignor_may_be_an_assignor_info():
+    from stickyproof.lookup import get_assignor
+
+    s = find(groups(assignor=get_assignor("range")), lambda s: True, settings=settings(database=None))
+    assert s.protocol == "eager"
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"hazards": {"duplicate-claim"}}, "did you mean 'duplicate-claims'?"),
+        ({"hazards": "stale-claims"}, "must be a set of hazard names"),
+        ({"max_stale": 1}, "add hazards={'stale-claims'}"),
+        ({"min_double_claims": 1, "max_double_claims": 1}, "min_double_claims=1 draws duplicate-claims"),
+        ({"assignor": "sticky", "protocols": st.just("cooperative")}, "does not support (it supports eager"),
+        ({"versions": st.just(0)}, "hazards={'v0-cooperative'}"),
+        ({"subscriptions": st.just("empty")}, "hazards={'empty-subscriptions'}"),
+        ({"assignor": 3}, "assignor=3"),
+    ],
+)
+def test_hazard_and_assignor_arguments_are_checked(kwargs, needle):
+    with pytest.raises(InvalidStrategyArgument) as info:
+        groups(**kwargs)
+    assert needle in str(info.value)
+
+
+def test_an_unknown_assignor_name_is_named():
+    from stickyproof.errors import UnknownAssignor
+
+    with pytest.raises(UnknownAssignor, match="stiky"):
+        groups(assignor="stiky")
+
+
+def test_explicit_zero_hazard_counts_and_v0_in_eager_groups_are_fine():
+    groups(max_stale=0, max_past_count_claims=0)
+    groups(versions=st.just(0), protocols=st.just("eager"))
+
+
+def test_from_space_still_draws_the_spaces_hazards():
+    s = find(from_space(Space()), lambda s: "duplicate-claims" in _hazards_in(s), settings=settings(database=None))
+    assert scenario_features(s)["double_claims"] >= 1

@@ -84,6 +84,10 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
         sys.stdout.write(render_result(result, saved=saved))
     if save_error:
         sys.stderr.write(f"warning: {save_error}; the finding is printed above\n")
+    if args.junit:
+        from ..junit import hunt_cases, write_junit
+
+        write_junit(args.junit, "stickyproof hunt", hunt_cases(result, saved=saved))
     return 1 if result.found else 0
 
 
@@ -135,5 +139,8 @@ def add_hunt(sub: argparse._SubParsersAction) -> None:
                    "and NAME does not; the largest shortfall in kept partitions against NAME is reported")
     p.add_argument("--save", metavar="DIR",
                    help="write the shrunk group as a regression file (tests/regressions/README.md format) into DIR")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML for CI: one test case per finding (its kind, witness and replay "
+                   "command), or one passing case")
     add_json_flag(p, "print the hunt result as JSON")
     p.set_defaults(func=_cmd_hunt)

@@ -106,6 +106,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print("no failures")
         if outcome.report is not None:
             print(f"report: {outcome.report}")
+    if args.junit:
+        from ..junit import sweep_cases, write_junit
+
+        write_junit(args.junit, "stickyproof sweep", sweep_cases(outcome.out))
     unexpected = any(f.section == "unexpected" for f in outcome.findings)
     return 1 if args.strict and unexpected else 0
 
@@ -184,6 +188,9 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk", type=positive_int, default=None, help="tasks per committed chunk (default: automatic)")
     p.add_argument("--no-report", action="store_true", help="skip triage and report.html")
     p.add_argument("--strict", action="store_true", help="exit 1 when any failure is unexpected")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML for CI: one test case per assignor and history (or sampled group), "
+                   "failing with the failure kind and the replay command")
     add_json_flag(p, "print the outcome as JSON instead of the table")
     p.set_defaults(func=_cmd_sweep)
 

@@ -78,6 +78,12 @@ class Draw(Protocol):
         """One value of a choice knob (``versions`` -> 3, 2, 1 or 0)."""
         ...
 
+    def group_of_one(self) -> bool:
+        """Whether to keep only the first of the members drawn. The seeded sampler never does (its
+        member count is the ``members`` range as given); ``groups()`` does in a few groups, where
+        its ``bounds("members")`` asks for two or more (``hypothesis_driver._Config.crowd``)."""
+        return False
+
     def bounds(self, knob: str) -> tuple[int, int]:
         """The ``(low, high)`` of a range knob, for sizes drawn as list lengths (no random choice)."""
         ...
@@ -168,6 +174,8 @@ def build_scenario(draw: Draw, *, name: str = "", max_members: int = 8) -> Scena
     )
     lo, hi = draw.bounds("members")
     members = draw.lists(lambda d: _member(d, group), min_size=lo, max_size=hi, unique_by=lambda m: m.id)
+    if draw.group_of_one():
+        members = members[:1]
     if subscriptions == "empty" and members and all(m.topics for m in members):
         # The kind promises at least one member subscribed to nothing (R13); the last one, so
         # the first members (the ones shrinking keeps) stay ordinary.

@@ -1,7 +1,8 @@
 """The Hypothesis driver of the scenario space: ``generate.Draw`` over ``data.draw``.
 
-Public names are re-exported by ``stickyproof.strategies`` (the façade users import);
-this module holds the implementation and the argument validation.
+``stickyproof.strategies`` (the façade users import) holds ``groups()``, its arguments and what
+is reachable by default; this module holds the drawing (``_scenarios_from``), ``from_space`` and
+the argument validation both share.
 """
 
 from __future__ import annotations
@@ -17,23 +18,9 @@ from hypothesis.strategies import SearchStrategy
 from ..errors import StickyproofError
 from ..model import Scenario
 from .generate import Draw, build_scenario
-from .space import (
-    ASSIGNORS,
-    CHOICE_KNOBS,
-    IDS,
-    MAX_RANGE_VALUE,
-    OWNERSHIP,
-    PROTOCOLS,
-    RACKS,
-    RANGE_KNOBS,
-    RANGE_MINIMUM,
-    STATIC,
-    SUBSCRIPTIONS,
-    VERSIONS,
-    Space,
-)
+from .space import CHOICE_KNOBS, MAX_RANGE_VALUE, RANGE_KNOBS, RANGE_MINIMUM, Space
 
-__all__ = ["groups", "from_space", "InvalidStrategyArgument"]
+__all__ = ["from_space", "InvalidStrategyArgument"]
 
 T = TypeVar("T")
 
@@ -48,16 +35,31 @@ class InvalidStrategyArgument(StickyproofError, InvalidArgument):
 
 @dataclass(frozen=True)
 class _Config:
+    """How one strategy draws: each range knob's bounds and each choice knob's strategy.
+
+    ``crowd``: where the member range allows both one member and several, two or more are drawn
+    and fewer than one group in ten is cut to its first member (``_GROUP_OF_ONE``; Hypothesis
+    alone draws one member in most groups, where an assignor has no choice to make).
+    ``cooperative_versions``: the ``versions`` strategy a member of a cooperative group draws from
+    (None: the same as any member's).
+    """
+
     ranges: Mapping[str, tuple[int, int]]
     strategies: Mapping[str, SearchStrategy[Any]]
+    crowd: bool = False
+    cooperative_versions: SearchStrategy[Any] | None = None
 
 
 class _HypothesisDraw(Draw):
-    """``generate.Draw`` over a composite's ``draw``: every choice shrinks toward low/False/first/short."""
+    """``generate.Draw`` over a composite's ``draw``: every choice shrinks toward low/False/first/short.
 
-    def __init__(self, draw: Callable[[SearchStrategy[Any]], Any], config: _Config):
+    ``protocol`` is the group's, once drawn: a member's version may depend on it (``_Config``).
+    """
+
+    def __init__(self, draw: Callable[[SearchStrategy[Any]], Any], config: _Config, protocol: str | None = None):
         self._draw = draw
         self._config = config
+        self._protocol = protocol
 
     def integer(self, low: int, high: int) -> int:
         return self._draw(_integers(low, high))
@@ -69,15 +71,30 @@ class _HypothesisDraw(Draw):
         return self._draw(st.sampled_from(values))
 
     def bounds(self, knob: str) -> tuple[int, int]:
-        return self._config.ranges[knob]
+        low, high = self._config.ranges[knob]
+        if knob == "members" and self._crowd():
+            return (2, high)
+        return (low, high)
+
+    def group_of_one(self) -> bool:
+        return self._crowd() and self._draw(_GROUP_OF_ONE)
+
+    def _crowd(self) -> bool:
+        low, high = self._config.ranges["members"]
+        return self._config.crowd and low < 2 <= high
 
     def knob(self, knob: str) -> Any:
-        value = self._draw(self._config.strategies[knob])
+        strategy = self._config.strategies[knob]
+        if knob == "versions" and self._protocol == "cooperative" and self._config.cooperative_versions is not None:
+            strategy = self._config.cooperative_versions
+        value = self._draw(strategy)
         allowed = CHOICE_KNOBS[knob]
         if value not in allowed or isinstance(value, bool):
             raise InvalidStrategyArgument(
                 f"{knob}= drew {value!r}, which is not one of {', '.join(map(repr, allowed))}"
             )
+        if knob == "protocols":
+            self._protocol = value
         return value
 
     def lists(
@@ -88,11 +105,18 @@ class _HypothesisDraw(Draw):
         max_size: int,
         unique_by: Callable[[T], Hashable] | None = None,
     ) -> list[T]:
-        elements = _elements(element, self._config)
+        elements = _elements(element, self._config, self._protocol)
         return self._draw(st.lists(elements, min_size=min_size, max_size=max_size, unique_by=unique_by))
 
 
 _BOOLEANS = st.booleans()
+#: Whether a crowd drawn where one member is allowed is cut to its first member: in fewer than one
+#: group in ten. Hypothesis draws an integer's simplest value (0) in about half the groups and
+#: spreads the rest, so only the highest of seven values cuts (8-9 % of 300 draws at two seeds;
+#: benchmarks/groups_distribution.py measures 2,000). The cut comes after the members are drawn,
+#: so shrinking it away (to a group of two) changes no other choice; a failure that needs one
+#: member keeps it.
+_GROUP_OF_ONE = st.integers(0, 6).map(lambda n: n == 6)
 
 
 @lru_cache(maxsize=4096)
@@ -102,9 +126,11 @@ def _integers(low: int, high: int) -> SearchStrategy[int]:
 
 
 @st.composite
-def _elements(draw: Callable[[SearchStrategy[Any]], Any], element: Callable[[Any], Any], config: _Config) -> Any:
+def _elements(
+    draw: Callable[[SearchStrategy[Any]], Any], element: Callable[[Any], Any], config: _Config, protocol: str | None
+) -> Any:
     """A list element drawn by a generator step (defined once; composing a new strategy per list is slow)."""
-    return element(_HypothesisDraw(draw, config))
+    return element(_HypothesisDraw(draw, config, protocol))
 
 
 @st.composite
@@ -137,100 +163,39 @@ def _check_strategy(knob: str, value: Any) -> SearchStrategy[Any]:
     return value
 
 
-def groups(
+def _scenarios_from(
+    ranges: Mapping[str, tuple[int, int]],
+    strategies: Mapping[str, SearchStrategy[Any]],
     *,
-    min_members: int = 1,
-    max_members: int = 8,
-    min_topics: int = 1,
-    max_topics: int = 4,
-    min_partitions: int = 1,
-    max_partitions: int = 8,
-    min_zero_partition_topics: int = 0,
-    max_zero_partition_topics: int = 1,
-    min_generation: int = 1,
-    max_generation: int = 10,
-    min_stale: int = 0,
-    max_stale: int = 2,
-    min_double_claims: int = 0,
-    max_double_claims: int = 2,
-    min_unknown_generation: int = 0,
-    max_unknown_generation: int = 1,
-    min_deleted_topic_claims: int = 0,
-    max_deleted_topic_claims: int = 1,
-    min_past_count_claims: int = 0,
-    max_past_count_claims: int = 1,
-    subscriptions: SearchStrategy[str] = st.sampled_from(SUBSCRIPTIONS),
-    ownership: SearchStrategy[str] = st.sampled_from(OWNERSHIP),
-    versions: SearchStrategy[int] = st.sampled_from(VERSIONS),
-    protocols: SearchStrategy[str] = st.sampled_from(PROTOCOLS),
-    racks: SearchStrategy[str] = st.sampled_from(RACKS),
-    static: SearchStrategy[str] = st.sampled_from(STATIC),
-    assignors: SearchStrategy[str] = st.sampled_from(ASSIGNORS),
-    ids: SearchStrategy[str] = st.sampled_from(IDS),
-) -> SearchStrategy[Scenario]:
-    """Consumer groups at one rebalance, as ``Scenario`` values, over the scenario space.
-
-    Sizes: ``min_members..max_members`` members (JoinGroup order as drawn, ids unique),
-    ``min_topics..max_topics`` topics of ``min_partitions..max_partitions`` partitions each,
-    plus ``min_zero_partition_topics..max_zero_partition_topics`` topics with none; the group is
-    at generation ``min_generation..max_generation``. Hazard counts (each an inclusive range,
-    capped by what the drawn group can hold): ``stale`` members rejoining from an older
-    generation with claims the group reassigned, ``double_claims`` (two members of the same
-    generation claim a partition), ``unknown_generation`` claimants (generation -1),
-    ``deleted_topic_claims`` and ``past_count_claims``.
-
-    Knobs drawn once per group are strategies: ``subscriptions`` (uniform, heterogeneous,
-    nested, disjoint, empty), ``ownership`` (none, balanced, skewed, members-left,
-    members-joined, partitions-added, partitions-deleted, topics-added, topics-deleted),
-    ``protocols``, ``racks``, ``static``, ``assignors``, ``ids``; ``versions`` is drawn once
-    per member. Pass ``st.just(x)`` to fix a knob. Every argument is validated here, naming
-    ``arg=value`` and the rule broken.
-
-    Examples shrink toward one member at version 3 subscribed to one topic of one partition,
-    nothing owned, generation -1, eager, no racks, no hazards.
-    """
-    bounds = {
-        "members": (min_members, max_members),
-        "topics": (min_topics, max_topics),
-        "partitions": (min_partitions, max_partitions),
-        "zero_partition_topics": (min_zero_partition_topics, max_zero_partition_topics),
-        "generation": (min_generation, max_generation),
-        "stale": (min_stale, max_stale),
-        "double_claims": (min_double_claims, max_double_claims),
-        "unknown_generation": (min_unknown_generation, max_unknown_generation),
-        "deleted_topic_claims": (min_deleted_topic_claims, max_deleted_topic_claims),
-        "past_count_claims": (min_past_count_claims, max_past_count_claims),
-    }
-    ranges = {knob: _check_bounds(knob, *bounds[knob]) for knob in RANGE_KNOBS}
-    knobs = {
-        "subscriptions": subscriptions,
-        "ownership": ownership,
-        "versions": versions,
-        "protocols": protocols,
-        "racks": racks,
-        "static": static,
-        "assignors": assignors,
-        "ids": ids,
-    }
-    strategies = {knob: _check_strategy(knob, knobs[knob]) for knob in CHOICE_KNOBS}
-    return _scenarios(_Config(ranges, strategies))
+    crowd: bool = False,
+    cooperative_versions: SearchStrategy[Any] | None = None,
+):
+    """The drawing behind ``groups()`` and ``from_space()``: ``ranges`` for every range knob
+    (already checked), ``strategies`` for every choice knob, ``crowd`` and ``cooperative_versions``
+    as ``_Config`` says. Private (the façade imports it): its arguments are validated by its two
+    callers, and a user draws through them."""
+    return _scenarios(_Config(ranges, strategies, crowd, cooperative_versions))
 
 
 def from_space(space: Space) -> SearchStrategy[Scenario]:
     """Groups over a ``Space`` (as parsed from ``--space KNOB=VALUE``): the sampler's space, searched by Hypothesis.
 
     Each choice knob becomes ``st.sampled_from`` of the space's values in their given order
-    and each range knob a ``min_*``/``max_*`` pair of ``groups()``.
+    and each range knob a ``min_*``/``max_*`` pair of ``groups()``. The space is drawn as it
+    stands: its hazard ranges (``stale``, ``double_claims``...) and its versions and protocols are
+    taken as given, with none of the reachability ``groups()`` applies by default, and a group of
+    one member is as likely as Hypothesis makes it (the hunt's and the sweeps' space, unchanged).
 
     Examples shrink toward each range's low end and each choice's first listed value.
     """
     if not isinstance(space, Space):
         raise InvalidStrategyArgument(f"space={space!r} must be a stickyproof.scenarios.Space")
-    kwargs: dict[str, Any] = {}
+    ranges: dict[str, tuple[int, int]] = {}
+    strategies: dict[str, SearchStrategy[Any]] = {}
     for f in fields(space):
         value = getattr(space, f.name)
         if f.name in RANGE_KNOBS:
-            kwargs[f"min_{f.name}"], kwargs[f"max_{f.name}"] = value
+            ranges[f.name] = _check_bounds(f.name, *value)
         else:
-            kwargs[f.name] = st.sampled_from(value)
-    return groups(**kwargs)
+            strategies[f.name] = st.sampled_from(value)
+    return _scenarios_from(ranges, strategies)
