@@ -104,7 +104,8 @@ def violations(group: Group, answer: Answer, *, cooperative: bool = False) -> di
     def exists(p: TopicPartition) -> bool:
         return 0 <= p.partition < counts.get(p.topic, 0)
 
-    placed = Counter(p for ps in lists.values() for p in ps)
+    # a member's list is read as a set (models/invariants.md §1): a partition it lists twice is held once
+    placed = Counter(p for ps in lists.values() for p in set(ps))
     if cooperative and isinstance(answer, Assignment):
         for p in {p for ps in answer.revoking.values() for p in ps}:
             placed[p] += 1
