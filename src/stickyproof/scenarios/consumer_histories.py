@@ -105,7 +105,8 @@ class ConsumerEvent:
 @dataclass(frozen=True)
 class ConsumerHistory:
     """A drawn life of a consumer group: the starting topics (``start``, no members), its events in
-    order, the episodes drawn (for reading), and whether members and replicas carry racks."""
+    order (the first ``start_members`` are the joins that form the group), the episodes drawn (for
+    reading), whether subscriptions are one for all, and whether members and replicas carry racks."""
 
     seed: int
     index: int
@@ -115,6 +116,7 @@ class ConsumerHistory:
     episodes: tuple[str, ...]
     subscription: str
     racks: bool
+    start_members: int
 
     @property
     def name(self) -> str:
@@ -320,7 +322,8 @@ def draw_consumer_history(seed: int, index: int, *, scale: str | None = None) ->
     name = f"kip848-{seed}-{index}"
     plan = _Plan(draw, preset, name)
     start_topics = tuple(plan.topics.values())
-    for _ in range(draw.integer(*preset.members)):
+    start_members = draw.integer(*preset.members)
+    for _ in range(start_members):
         plan.join()
     plan.episodes.append("start")
     for _ in range(draw.integer(*preset.episodes)):
@@ -329,7 +332,7 @@ def draw_consumer_history(seed: int, index: int, *, scale: str | None = None) ->
             plan.episodes.append(kind)
     start = Scenario(start_topics, (), name=name, group_protocol=CONSUMER)
     return ConsumerHistory(seed, index, scale, start, tuple(plan.events), tuple(plan.episodes), plan.subscription,
-                           plan.racks)
+                           plan.racks, start_members)
 
 
 # ------------------------------------------------------------------------------------------
