@@ -4,7 +4,9 @@ The defaults are ``./scripts/main.sh``: ``DEFAULT_HISTORIES`` group histories at
 (history 0 is large: >= 500 members and >= 50,000 partitions; every 10th medium; the rest small),
 each run with every built-in assignor; historical releases only on the first ``HISTORICAL_HISTORIES``
 histories below ``large`` (they reproduce their incidents on small groups, and a large history costs
-a minute per assignor).
+a minute per assignor). The server-side (KIP-848) assignors ``DEFAULT_SERVER_SIDE`` run consumer-group
+histories of the same indexes instead (``sweep.consumer_rows``), a historical one on the first
+``CONSUMER_HISTORICAL_HISTORIES``.
 Sized to finish within five minutes on two cores (docs/sweep.md gives the measurement).
 """
 
@@ -52,6 +54,16 @@ An optimum cut short is unproven: stickiness is then measured against the best s
 #: The sweep scales at which consumer-group histories are drawn (``sweep.consumer_rows.consumer_scale``):
 #: the default sweep runs the server-side assignors beside the classic ones only there.
 CONSUMER_SWEEP_SCALES = ("main", "mix", "small", "medium")
+
+#: The server-side assignors the main job sweeps by default: today's two (the broker's default
+#: ``group.consumer.assignors`` is ``uniform,range``) and 4.0.0's ``uniform``, which reproduces
+#: KAFKA-18688. ``uniform@3.9.1`` (the KIP-848 preview) runs 4.0.0's homogeneous builder, and its
+#: heterogeneous one (before KAFKA-17710) is diffed against its jar elsewhere: named with
+#: ``--assignors`` it is swept like the others.
+DEFAULT_SERVER_SIDE = ("uniform", "uniform@4.0.0", "consumer-range")
+#: How many consumer-group histories a historical server-side release runs (it reproduces its
+#: incident within the first few; today's assignors run every history).
+CONSUMER_HISTORICAL_HISTORIES = 12
 
 #: Scales a historical release is not run at (a production-sized incident is the same incident), and
 #: how many histories it runs at most: the main job spends its time on today's assignors.
@@ -121,8 +133,10 @@ def resolve_assignors(names: Sequence[str] | None, *, server_side: bool = True) 
     from ..assignors.registry import list_assignors, list_consumer_group_assignors
     from ..lookup import get_assignor
 
-    defaults = list_assignors() + (list_consumer_group_assignors() if server_side else ())
-    chosen = tuple(names) if names else tuple(getattr(info, "name", info) for info in defaults)
+    defaults = tuple(getattr(info, "name", info) for info in list_assignors())
+    if server_side:
+        defaults += tuple(info.name for info in list_consumer_group_assignors() if info.name in DEFAULT_SERVER_SIDE)
+    chosen = tuple(names) if names else defaults
     if not chosen:
         raise SweepError("no assignors to sweep")
     seen: set[str] = set()
@@ -251,7 +265,8 @@ def run_sweep(
             if is_historical(name):
                 # a consumer-group history is small or medium whatever the classic history's scale
                 skip |= {(i, name) for i, s in scales.items()
-                         if (s in _HISTORICAL_SKIPS and name not in server) or i >= HISTORICAL_HISTORIES}
+                         if (s in _HISTORICAL_SKIPS or i >= HISTORICAL_HISTORIES) if name not in server}
+                skip |= {(i, name) for i in scales if i >= CONSUMER_HISTORICAL_HISTORIES if name in server}
     if server:
         from .consumer_rows import consumer_scale
         from .plan import CONSUMER_COSTS
