@@ -483,7 +483,7 @@ def _shrink_finding(
     round shows as ``imbalance`` until the group is shrunk to an eager one, where it is
     ``unassigned``), shrinking goes on for the more severe one, which is what is reported.
     """
-    # a server-side contract's own failures (not-fixed-point, order-dependent, ...) rank after the invariants
+    # a server-side contract's own failures (not-fixed-point, order-dependent, ...) rank after every kind
     rank = {k: i for i, k in enumerate(FAILURE_KINDS)}
     max_evaluations = limits.shrink_evaluations
     deadline = None if limits.shrink_seconds is None else time.monotonic() + limits.shrink_seconds
@@ -515,7 +515,8 @@ def _shrink_finding(
             break
         current, current_verdict = shrunk.scenario, final
         more_severe = final.first
-        if stopped_by != "done" or more_severe is None or rank.get(more_severe, len(rank)) >= rank.get(wanted, len(rank)):
+        last = len(rank)
+        if stopped_by != "done" or more_severe is None or rank.get(more_severe, last) >= rank.get(wanted, last):
             break
         wanted = more_severe
     return Finding(
