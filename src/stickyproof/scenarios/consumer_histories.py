@@ -14,7 +14,10 @@ The model, and what it leaves out (docs/sweep.md, "KIP-848 lines"):
   a new member joins with an empty target;
 * a static member's restart (leave with epoch -2, rejoin with a new member id and the same
   ``group.instance.id``) keeps its target under its new member id and does not bump the group epoch
-  by itself: its new id reaches the assignor at the next computation;
+  by itself (Kafka 4.x's coordinator copies the old member's target to the new one without running
+  the assignor): its new id reaches the assignor at the next computation;
+* Kafka computes the target at the first heartbeat after the epoch bump; the model assumes one
+  arrives before the next event, so every bump is one computation;
 * a subscription change, partitions added to a subscribed topic, and a subscribed topic created
   each bump the group epoch; a rack never changes under a running member;
 * when the assignor throws, the coordinator keeps the previous target (the heartbeat fails);
