@@ -326,3 +326,20 @@ def test_adversarial_source_on_spark(spark, tmp_path, capsys):
     assert {r["kind"] for r in rows} == {REBALANCE} and all(r["rebalance"] == 0 for r in rows)
     assert all(r["past_count_claims"] >= 1 for r in rows)
     assert all("K1" in (r["hazards"] or "") or not r["unexpected"] for r in rows if r["valid"] is False)
+
+
+def test_the_sweep_prints_kip848_lines_beside_the_classic_ones(spark, tmp_path, capsys):
+    """Server-side assignors live consumer-group histories in the same job: one summary line each."""
+    from stickyproof.cli import main
+
+    out = tmp_path / "run"
+    args = ["sweep", "--count", "3", "--seed", "0", "--scale", "small", "--assignors", "range,uniform,consumer-range",
+            "--out", str(out), "--shrink-seconds", "5"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(printed) if line.startswith("assignor"))
+    assert [line.split()[0] for line in printed[head + 1:head + 4]] == ["consumer-range", "range", "uniform"]
+    rows = read_table(SweepDir(out).grades).to_pylist()
+    consumer = [r for r in rows if r["kind"] == REBALANCE and r["assignor"] in ("uniform", "consumer-range")]
+    assert consumer and all(r["protocol"] == "consumer" and r["consumer_contract"] and r["valid"] for r in consumer)
+    assert all(r["protocol"] != "consumer" for r in rows if r["assignor"] == "range")

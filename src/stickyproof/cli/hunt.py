@@ -109,7 +109,9 @@ def add_hunt(sub: argparse._SubParsersAction) -> None:
         "leader path; the first group on which it breaks an invariant, raises, runs past the time limit or keeps "
         "less than --min-stickiness of the optimal stickiness is shrunk by delta debugging and printed with the "
         "violated invariant and the oracle's witness. The same --seed gives the same hunt. Exit 1 when a failure "
-        "was found, 0 when every example passed, 2 on bad input.", 100),
+        "was found, 0 when every example passed, 2 on bad input. A server-side (KIP-848) assignor (uniform, "
+        "consumer-range, uniform@4.0.0, ...) is hunted on consumer groups instead, held to its server-side contract; "
+        "only the members, topics and partitions knobs shape them.", 100),
         epilog=knobs_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -174,7 +174,9 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, help=f"sweep seed (default {DEFAULT_SEED})")
     p.add_argument("--out", required=True, help="output directory (created; re-used to resume)")
     p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master URL (default {DEFAULT_MASTER})")
-    p.add_argument("--assignors", default=None, help="comma-separated assignor names (default: every registered one)")
+    p.add_argument("--assignors", default=None,
+                   help="comma-separated assignor names (default: every registered classic one, and uniform, "
+                        "uniform@4.0.0, consumer-range on consumer-group histories)")
     p.add_argument("--by", choices=CLASSES, default=None, help="also print one line per assignor x this class")
     p.add_argument(
         "--space", nargs="+", action="extend", metavar="KNOB=VALUE",

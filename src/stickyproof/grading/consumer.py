@@ -29,7 +29,7 @@ from ..oracle.consumer_contracts import (CONSUMER_CONTRACTS, ConsumerContract, b
 from ..oracle.grade import Grade, RunError
 from ..oracle.invariants import Violation, check_assignment
 
-__all__ = ["grade_consumer_group", "grade_consumer_assignment", "consumer_group_row", "order_verdict", "ORDER_VERDICTS"]
+__all__ = ["grade_consumer_group", "grade_consumer_assignment", "consumer_group_row", "consumer_row_fields", "order_verdict", "ORDER_VERDICTS"]
 
 VALIDITY = ("unassigned", "duplicate", "unsubscribed", "nonexistent")
 
@@ -189,10 +189,16 @@ def grade_consumer_assignment(scenario: Scenario, assignment: Assignment, *, nam
     return _grade(scenario, name, promise, assignment, None, None, limits)
 
 
-def consumer_group_row(scenario: Scenario, assignor: str | AssignorInfo, *, limits: Any = None) -> dict[str, Any]:
+def consumer_group_row(scenario: Scenario, assignor: str | AssignorInfo, *, limits: Any = None,
+                       answer: Assignment | None = None) -> dict[str, Any]:
     """The sweep's hook: ``grade_consumer_group``'s grade as the flat fields of a classic row
-    (``Grade.to_dict``) plus ``consumer_*`` columns: contract, fixed point, stable, order verdicts, tier gaps."""
-    g = grade_consumer_group(scenario, assignor, limits=limits)
+    (``Grade.to_dict``) plus ``consumer_*`` columns: contract, fixed point, stable, order verdicts, tier gaps.
+    ``answer``: what the assignor already answered on this very group (a history's step), not asked again."""
+    return consumer_row_fields(grade_consumer_group(scenario, assignor, limits=limits, answer=answer))
+
+
+def consumer_row_fields(g: Grade) -> dict[str, Any]:
+    """``consumer_group_row`` of a grade already made (the sweep keeps the grade for its verdict)."""
     row = g.to_dict()
     rec = row.pop("consumer", None) or {}
     gap = rec.get("gap") or {}
@@ -200,6 +206,7 @@ def consumer_group_row(scenario: Scenario, assignor: str | AssignorInfo, *, limi
     row.update({
         "consumer_contract": rec.get("contract"),
         "consumer_subscription": rec.get("subscription"),
+        "consumer_fixed_point_owed": rec.get("fixed_point_owed"),
         "consumer_stable": rec.get("stable"),
         "consumer_order_reordered": order.get("reordered"),
         "consumer_order_renamed": order.get("renamed"),
@@ -208,4 +215,3 @@ def consumer_group_row(scenario: Scenario, assignor: str | AssignorInfo, *, limi
         **{f"consumer_gap_{k}": v for k, v in gap.items()},
     })
     return row
-

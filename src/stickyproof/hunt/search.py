@@ -3,7 +3,10 @@
 ``hunt(assignor, ...)`` reads as four named steps:
 
     hunting_space     the space the assignor can meet: the scenario space minus the rebalance
-                      protocols it does not support (R36: a consumer refuses that configuration)
+                      protocols it does not support (R36: a consumer refuses that configuration);
+                      a server-side (KIP-848) assignor meets consumer groups instead, drawn by
+                      ``strategies.consumer_groups`` within the space's member, topic and
+                      partition ranges (no other knob means anything there)
     _search           Hypothesis draws groups from the space (``strategies.from_space``, half
                       of them from the upper half of the member range) under ``@seed(seed)``
                       with no example database, so one seed is one run on any machine; each
@@ -36,7 +39,8 @@ from ..scenarios.shrink import scenario_size, shrink_search
 from ..scenarios.space import InvalidSpace, Space, claims_invisible, space_admits
 from .verdict import FAILURE_KINDS, Verdict, check_skip, judge, triaged
 
-__all__ = ["DEFAULT_EXAMPLES", "DEFAULT_LIMITS", "HuntProgress", "Finding", "HuntResult", "hunt", "hunting_space"]
+__all__ = ["DEFAULT_EXAMPLES", "DEFAULT_LIMITS", "HuntProgress", "Finding", "HuntResult", "hunt", "hunting_space",
+           "consumer_admits", "server_side", "CONSUMER_KNOBS"]
 
 DEFAULT_EXAMPLES = 100
 DEFAULT_LIMITS = Limits(assignor_seconds=10.0, shrink_seconds=120.0, shrink_evaluations=300)
@@ -44,15 +48,32 @@ DEFAULT_LIMITS = Limits(assignor_seconds=10.0, shrink_seconds=120.0, shrink_eval
 
 
 
+#: The knobs a consumer-group hunt reads (``consumer_groups``' sizes); any other is refused.
+CONSUMER_KNOBS = ("members", "topics", "partitions")
+
+
+def server_side(info: AssignorInfo) -> bool:
+    """A server-side (KIP-848) assignor: it is hunted on consumer groups."""
+    return info.consumer_group is not None
+
+
 def hunting_space(space: Space | Sequence[str] | None, info: AssignorInfo) -> Space:
     """``space`` (a ``Space``, ``KNOB=VALUE`` strings, or None for the default) restricted to the
-    rebalance protocols ``info`` supports (R36); ``InvalidSpace`` when none is left."""
+    rebalance protocols ``info`` supports (R36); ``InvalidSpace`` when none is left. A server-side
+    assignor's space is only its sizes (``CONSUMER_KNOBS``): another knob is refused, naming it."""
     if space is None:
         base = Space()
     elif isinstance(space, Space):
         base = space
     else:
         base = Space.from_overrides(list(space))
+    if server_side(info):
+        for override in base.to_overrides():
+            knob = override.split("=", 1)[0]
+            if knob not in CONSUMER_KNOBS:
+                raise InvalidSpace(knob, f"{info.name} is a server-side (KIP-848) assignor, hunted on consumer groups: "
+                                         f"only {', '.join(CONSUMER_KNOBS)} shape them")
+        return base
     protocols = tuple(p for p in base.protocols if p in info.protocols)
     if not protocols:
         raise InvalidSpace(
@@ -244,6 +265,38 @@ def _hunting_strategy(space: Space) -> Any:
     return st.one_of(from_space(space), from_space(replace(space, members=(middle, high))))
 
 
+def _consumer_strategy(space: Space) -> Any:
+    """``consumer_groups`` within the space's sizes, half the draws from the upper half of the member
+    range (as ``_hunting_strategy``: KAFKA-18688 needs a member past the first to hold a "+1")."""
+    from hypothesis import strategies as st
+
+    from ..strategies import consumer_groups
+
+    def groups(members: tuple[int, int]) -> Any:
+        return consumer_groups(min_members=members[0], max_members=members[1], min_topics=space.topics[0],
+                               max_topics=space.topics[1], max_partitions=space.partitions[1])
+
+    low, high = space.members
+    middle = (low + high + 1) // 2
+    if middle <= low:
+        return groups((low, high))
+    return st.one_of(groups((low, high)), groups((middle, high)))
+
+
+def consumer_admits(space: Space, scenario: Scenario) -> bool:
+    """Whether a shrunk consumer group is still one the coordinator could hand over (its document
+    passes the consumer-group validation unchanged) and within the space's member range."""
+    from ..errors import StickyproofError
+    from ..model import scenario_from_dict
+
+    if not scenario.is_consumer_group or not space.members[0] <= len(scenario.members) <= space.members[1]:
+        return False
+    try:
+        return scenario_from_dict(scenario_to_dict(scenario)) == scenario
+    except StickyproofError:
+        return False
+
+
 def _search(
     info: AssignorInfo,
     space: Space,
@@ -275,7 +328,7 @@ def _search(
         verbosity=Verbosity.quiet,
         print_blob=False,
     )
-    @given(_hunting_strategy(space))
+    @given(_consumer_strategy(space) if server_side(info) else _hunting_strategy(space))
     def search(scenario: Scenario) -> None:
         if state.failing and not keep_going:  # Hypothesis replays the failing example once: fail again
             raise _Found()
@@ -359,6 +412,11 @@ def hunt(
     ref_info = None
     if reference is not None:
         ref_info = reference if isinstance(reference, AssignorInfo) else get_assignor(reference)
+        if server_side(ref_info) != server_side(info):
+            raise InvalidSpace("reference", f"{ref_info.name} and {info.name} assign different groups (a server-side "
+                                            "assignor a consumer group, a classic one a leader's): compare like with like")
+    if server_side(info) and contract is not None:
+        raise InvalidSpace("balance", f"{info.name} is held to its own server-side contract (models/invariants.md §5.2)")
     hunted = hunting_space(space, info)
     if ref_info is not None:
         hunted = hunting_space(hunted, ref_info)
@@ -372,9 +430,11 @@ def hunt(
 
     state = _search(info, hunted, examples=examples, seed=seed, judge_one=judge_one, progress=progress,
                     keep_going=keep_going)
+    admits = consumer_admits if server_side(info) else space_admits
     findings: list[Finding] = []
     for scenario, verdict, kind in state.failing.values():
-        finding = _shrink_finding(scenario, verdict, hunted, judge_one, limits, state.worst, progress, wanted=kind)
+        finding = _shrink_finding(scenario, verdict, hunted, judge_one, limits, state.worst, progress, wanted=kind,
+                                  admits=admits)
         if all(f.signature != finding.signature for f in findings):
             findings.append(finding)
         if not keep_going:
@@ -413,6 +473,7 @@ def _shrink_finding(
     progress: Callable[[HuntProgress], None] | None,
     *,
     wanted: str | None = None,
+    admits: Callable[[Space, Scenario], bool] = space_admits,
 ) -> Finding:
     """Shrink ``failing`` while it stays in ``space`` and fails the same way.
 
@@ -422,6 +483,7 @@ def _shrink_finding(
     round shows as ``imbalance`` until the group is shrunk to an eager one, where it is
     ``unassigned``), shrinking goes on for the more severe one, which is what is reported.
     """
+    # a server-side contract's own failures (not-fixed-point, order-dependent, ...) rank after every kind
     rank = {k: i for i, k in enumerate(FAILURE_KINDS)}
     max_evaluations = limits.shrink_evaluations
     deadline = None if limits.shrink_seconds is None else time.monotonic() + limits.shrink_seconds
@@ -434,7 +496,7 @@ def _shrink_finding(
         target = wanted
 
         def still_fails(candidate: Scenario, target: str = target) -> bool:
-            if not space_admits(space, candidate):
+            if not admits(space, candidate):
                 return False
             return shows(judge_one(candidate), target, error_type)
 
@@ -453,7 +515,8 @@ def _shrink_finding(
             break
         current, current_verdict = shrunk.scenario, final
         more_severe = final.first
-        if stopped_by != "done" or more_severe is None or rank[more_severe] >= rank[wanted]:
+        last = len(rank)
+        if stopped_by != "done" or more_severe is None or rank.get(more_severe, last) >= rank.get(wanted, last):
             break
         wanted = more_severe
     return Finding(

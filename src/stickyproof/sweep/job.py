@@ -31,7 +31,7 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import SweepError
 from .columns import HISTORY, REBALANCE, arrow_schema, empty_row, with_failing
@@ -252,10 +252,12 @@ def run_grading(
     progress: Progress | None = None,
     status: Callable[[GradingStatus], None] | None = None,
     present: dict[int, set[str]] | None = None,
+    costs: Mapping[tuple[int, str], float] | None = None,
 ) -> GradeRun:
     """Run tasks (seed, 0..count-1, assignor) for every assignor, skipping those already in ``out``
     (``present``, when the caller has read them). ``progress(done, total)`` and ``status`` are
-    called every half second and after each committed chunk."""
+    called every half second and after each committed chunk. ``costs`` overrides a task's estimated
+    cost (``plan.plan_chunks``)."""
     started = time.perf_counter()
     task_fn = task_fn or run_task
     sc = spark.sparkContext
@@ -263,7 +265,7 @@ def run_grading(
     manifest = out.open_manifest(manifest_params)
     present = out.keys_present(seed) if present is None else present
     chunks = plan_chunks(seed, count, assignors, present, scale_of=scale_of, parallelism=parallelism,
-                         chunk_tasks=chunk_tasks, skip=skip)
+                         chunk_tasks=chunk_tasks, skip=skip, costs=costs)
     tasks_present = sum(len({a for a in present.get(i, set()) & set(assignors) if (i, a) not in skip}) for i in range(count))
     total_tasks = sum(len(c.tasks) for c in chunks)
 

@@ -17,11 +17,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-__all__ = ["COSTS", "Task", "Chunk", "task_cost", "plan_chunks"]
+__all__ = ["COSTS", "CONSUMER_COSTS", "Task", "Chunk", "task_cost", "plan_chunks"]
 
 #: Relative cost of one task by history scale (measured with benchmarks/sweep.py: a small history
 #: grades in ~0.15 s per assignor, a medium one ~0.7 s, a large one 15-35 s, a production one minutes).
 COSTS = {"small": 1.0, "medium": 5.0, "large": 150.0, "production": 3000.0, "adversarial": 0.1}
+
+#: Relative cost of a consumer-group (KIP-848) history by its preset, per server-side assignor
+#: (measured: a small one grades in ~0.5 s, a medium one ~2 s; scenarios/consumer_histories.py).
+CONSUMER_COSTS = {"small": 3.0, "medium": 12.0}
 
 #: Chunks per sweep when nothing else bounds them: enough commits that a killed run loses little.
 TARGET_CHUNKS = 8
@@ -82,18 +86,21 @@ def plan_chunks(
     parallelism: int = 2,
     chunk_tasks: int | None = None,
     skip: set[tuple[int, str]] | frozenset[tuple[int, str]] = frozenset(),
+    costs: Mapping[tuple[int, str], float] | None = None,
 ) -> list[Chunk]:
     """Chunks covering every (index, assignor) of ``0..count-1`` x ``assignors`` not in ``present``.
 
     ``scale_of`` gives each index's scale (its cost); ``chunk_tasks`` fixes the tasks per chunk
     (otherwise a chunk holds about 1/8 of the estimated work, and never less than one task);
-    ``skip`` names (index, assignor) tasks the sweep does not run.
+    ``skip`` names (index, assignor) tasks the sweep does not run; ``costs`` gives the cost of a task
+    whose assignor does not run the index's history (a server-side assignor's consumer-group history).
     """
     todo = []
     for index in range(count):
         done = present.get(index, set())
         cost = task_cost(scale_of.get(index) if scale_of else None)
-        todo.extend(Task(index, a, cost) for a in assignors if a not in done and (index, a) not in skip)
+        todo.extend(Task(index, a, (costs or {}).get((index, a), cost)) for a in assignors
+                    if a not in done and (index, a) not in skip)
     if not todo:
         return []
     todo.sort(key=lambda t: (-t.cost, t.index, t.assignor))

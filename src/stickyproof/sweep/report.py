@@ -241,7 +241,8 @@ def _worst_rows(rebalances: Any, n: int = WORST) -> list[dict[str, Any]]:
 def _replay(out: SweepDir, row: dict[str, Any], params: dict[str, Any]) -> str:
     """The command that replays ``row``'s rebalance: its failure file graded (a failing row), else its
     history simulated (the sweep's document, written to ``DIR/histories/`` when no failure did), else
-    (a sampled group) the group written to ``DIR/worst/`` and graded."""
+    (a sampled group, or a consumer group's target computation) the group written to ``DIR/worst/``
+    and graded."""
     from .rows import ADVERSARIAL, history_document, sample_scenario
     from .store import failure_file_name, history_file_name
     from .triage import replay_command
@@ -258,6 +259,16 @@ def _replay(out: SweepDir, row: dict[str, Any], params: dict[str, Any]) -> str:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_atomic(path, dump_json(scenario_to_dict(sample_scenario(seed, index, params.get("space") or ())))
                           + "\n")
+        return replay_command("grade", path, assignor)
+    if row.get("protocol") == "consumer":  # a consumer group's target computation: its group, graded
+        from .consumer_rows import consumer_step_scenario
+
+        rebalance = int(row["rebalance"])
+        path = out.root / "worst" / failure_file_name(seed, index, rebalance, assignor)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scenario = consumer_step_scenario(seed, index, str(row.get("scale")), assignor, rebalance)
+            _write_atomic(path, dump_json(scenario_to_dict(scenario)) + "\n")
         return replay_command("grade", path, assignor)
     path = out.histories / history_file_name(seed, index, assignor)
     if not path.exists():

@@ -377,6 +377,10 @@ def history_task(seed: int, index: int, assignor: str, params: TaskParams) -> li
         info = get_assignor(assignor)
     except Exception as exc:  # noqa: BLE001
         return failed("registry", exc)
+    if info.consumer_group is not None:  # a server-side (KIP-848) assignor lives consumer-group histories
+        from .consumer_rows import consumer_history_task
+
+        return consumer_history_task(seed, index, assignor, params)
     try:
         history = draw_history(seed, index, scale=preset_of(index, params.scale))
     except Exception as exc:  # noqa: BLE001

@@ -4,7 +4,9 @@ The defaults are ``./scripts/main.sh``: ``DEFAULT_HISTORIES`` group histories at
 (history 0 is large: >= 500 members and >= 50,000 partitions; every 10th medium; the rest small),
 each run with every built-in assignor; historical releases only on the first ``HISTORICAL_HISTORIES``
 histories below ``large`` (they reproduce their incidents on small groups, and a large history costs
-a minute per assignor).
+a minute per assignor). The server-side (KIP-848) assignors ``DEFAULT_SERVER_SIDE`` run consumer-group
+histories of the same indexes instead (``sweep.consumer_rows``), a historical one on the first
+``CONSUMER_HISTORICAL_HISTORIES``.
 Sized to finish within five minutes on two cores (docs/sweep.md gives the measurement).
 """
 
@@ -49,6 +51,20 @@ net), and the triage's shrinking (``triage_seconds`` in all, ``shrink_evaluation
 An optimum cut short is unproven: stickiness is then measured against the best solution found,
 ``proven`` false."""
 
+#: The sweep scales at which consumer-group histories are drawn (``sweep.consumer_rows.consumer_scale``):
+#: the default sweep runs the server-side assignors beside the classic ones only there.
+CONSUMER_SWEEP_SCALES = ("main", "mix", "small", "medium")
+
+#: The server-side assignors the main job sweeps by default: today's two (the broker's default
+#: ``group.consumer.assignors`` is ``uniform,range``) and 4.0.0's ``uniform``, which reproduces
+#: KAFKA-18688. ``uniform@3.9.1`` (the KIP-848 preview) runs 4.0.0's homogeneous builder, and its
+#: heterogeneous one (before KAFKA-17710) is diffed against its jar elsewhere: named with
+#: ``--assignors`` it is swept like the others.
+DEFAULT_SERVER_SIDE = ("uniform", "uniform@4.0.0", "consumer-range")
+#: How many consumer-group histories a historical server-side release runs (it reproduces its
+#: incident within the first few; today's assignors run every history).
+CONSUMER_HISTORICAL_HISTORIES = 12
+
 #: Scales a historical release is not run at (a production-sized incident is the same incident), and
 #: how many histories it runs at most: the main job spends its time on today's assignors.
 _HISTORICAL_SKIPS = ("large", "production")
@@ -91,19 +107,36 @@ class SweepOutcome:
 
 
 def is_historical(name: str) -> bool:
-    """A registered historical release (``sticky@2.2``...), as opposed to today's assignor."""
+    """A registered historical release (``sticky@2.2``, ``uniform@4.0.0``...), as opposed to today's assignor."""
     from ..lookup import get_assignor
 
-    release = get_assignor(name).release
+    from ..assignors.consumer.releases import SERVER_SIDE_RELEASES
+
+    info = get_assignor(name)
+    server = next((r for r in SERVER_SIDE_RELEASES if r.name == info.name), None)
+    if server is not None:
+        return server.version != "current"
+    release = info.release
     return release is not None and release.version != "current"
 
 
-def resolve_assignors(names: Sequence[str] | None) -> tuple[str, ...]:
-    """The assignors to sweep: the given names (each checked to load), or every registered one."""
-    from ..assignors.registry import list_assignors
+def is_server_side(name: str) -> bool:
+    """A server-side (KIP-848) assignor: its tasks are consumer-group histories (``sweep.consumer_rows``)."""
     from ..lookup import get_assignor
 
-    chosen = tuple(names) if names else tuple(getattr(info, "name", info) for info in list_assignors())
+    return get_assignor(name).consumer_group is not None
+
+
+def resolve_assignors(names: Sequence[str] | None, *, server_side: bool = True) -> tuple[str, ...]:
+    """The assignors to sweep: the given names (each checked to load), or every registered one: the
+    classic ones, then (``server_side``) the server-side ones, which live consumer-group histories."""
+    from ..assignors.registry import list_assignors, list_consumer_group_assignors
+    from ..lookup import get_assignor
+
+    defaults = tuple(getattr(info, "name", info) for info in list_assignors())
+    if server_side:
+        defaults += tuple(info.name for info in list_consumer_group_assignors() if info.name in DEFAULT_SERVER_SIDE)
+    chosen = tuple(names) if names else defaults
     if not chosen:
         raise SweepError("no assignors to sweep")
     seen: set[str] = set()
@@ -205,8 +238,15 @@ def run_sweep(
         raise SweepError(f"chunk size must be positive, got {chunk_tasks!r}")
     if source == HISTORIES and space:
         raise SweepError("--space shapes the adversarial sampler; histories take --scale")
+    consumer_scales = source == HISTORIES and scale in CONSUMER_SWEEP_SCALES
     if task_fn is None:
-        names = resolve_assignors(assignors)
+        names = resolve_assignors(assignors, server_side=consumer_scales)
+        if not consumer_scales:
+            server = [n for n in names if is_server_side(n)]
+            if server:
+                raise SweepError(f"--assignors {server[0]}: a server-side (KIP-848) assignor is swept on consumer-group "
+                                 f"histories, at --scale {', '.join(CONSUMER_SWEEP_SCALES)} (got "
+                                 f"{'--source ' + source if source != HISTORIES else '--scale ' + scale})")
         space_items = canonical_space(space) if source == ADVERSARIAL else ()
         shown = display_names(names)
     else:
@@ -218,10 +258,20 @@ def run_sweep(
 
     scales = _scales(source, count, scale)
     skip: set[tuple[int, str]] = set()
+    costs: dict[tuple[int, str], float] = {}
+    server = {n for n in names if is_server_side(n)} if task_fn is None else set()
     if source == HISTORIES and historical_small and task_fn is None:
         for name in names:
             if is_historical(name):
-                skip |= {(i, name) for i, s in scales.items() if s in _HISTORICAL_SKIPS or i >= HISTORICAL_HISTORIES}
+                # a consumer-group history is small or medium whatever the classic history's scale
+                skip |= {(i, name) for i, s in scales.items()
+                         if (s in _HISTORICAL_SKIPS or i >= HISTORICAL_HISTORIES) if name not in server}
+                skip |= {(i, name) for i in scales if i >= CONSUMER_HISTORICAL_HISTORIES if name in server}
+    if server:
+        from .consumer_rows import consumer_scale
+        from .plan import CONSUMER_COSTS
+
+        costs = {(i, n): CONSUMER_COSTS[consumer_scale(i, scale)] for i in range(count) for n in server}
     params = TaskParams(source=source, scale=scale, space=space_items, direct=direct, limits=limits)
     manifest_params = {"source": source, "scale": scale if source == HISTORIES else None, "space": list(space_items),
                        "direct": direct, "z3_query_seconds": limits.z3_query_seconds,
@@ -242,7 +292,7 @@ def run_sweep(
             grading = run_grading(
                 spark, sweep_dir, seed=seed, count=count, assignors=names, params=params,
                 manifest_params=manifest_params, scale_of=scales, skip=skip, task_fn=task_fn,
-                chunk_tasks=chunk_tasks, progress=progress, status=status, present=present,
+                chunk_tasks=chunk_tasks, progress=progress, status=status, present=present, costs=costs,
             )
         sweep_dir.sync_failures()
         rebalances, histories = load_frames(sweep_dir.root)
