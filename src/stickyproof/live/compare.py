@@ -1,0 +1,313 @@
+"""The simulator checked against Kafka's real group coordinator (issue 24 item 4; docs/live.md).
+
+    sim = simulate_as_live(scenario, schedule, settings)      the simulator, started as a live run starts
+    live = run_live(scenario, schedule, broker=..., settings=settings)
+    result = compare(sim, live_trace(live, schedule))
+    render_compare(result)
+
+A live run cannot be handed a group's past and does not know ticks, so the simulator is run the way
+the live run runs the history: every scenario member starts fresh (no owned partitions, no
+generation) and joins at tick 0, the group settles, and the history's events follow at once, each at
+its distance in ticks from the first. Both runs are then cut into the same steps: the group forming
+(until the first event), then one step per tick that has events (until the next such tick). Per step
+the two sides must reach the same rebalances: the same sequence of generations, each the assignment
+every member got in it (members by their scenario name: a real member id is random), and the same
+assignment when the step ends. The final settled assignment must be the same.
+
+A step is timing-dependent, and its rebalance sequence excluded with the reason printed, when the
+simulator itself had not settled when the next event came (the rebalances of two events overlap, and
+how a real coordinator groups them into generations depends on when each request lands in its join
+window), or, for the forming step, when the real members' first generation did not hold every
+member (their JVMs' joins fell into different join windows; the simulator's all join at tick 0).
+Such a step is compared where it ends instead, when the simulator is settled there; a step that
+follows a timing-dependent one starts from a state timing chose, which the output says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from ..errors import InvalidOption, InvalidScenario
+from ..group.events import Schedule
+from ..group.simulator import Simulation
+from ..group.trace import format_partitions
+from ..model import DEFAULT_GENERATION, Scenario, TopicPartition
+
+__all__ = ["Generation", "SideTrace", "StepComparison", "CompareResult", "simulate_as_live", "live_trace", "compare",
+           "render_compare"]
+
+Assignment = tuple[tuple[str, tuple[TopicPartition, ...]], ...]
+"""Member name to partitions, sorted: one generation's assignment, or who owns what at an instant."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generation as the members saw it: its number, and what each member that got an assignment in
+    it was assigned (the whole assignment: a cooperative member's callback names only what it adds)."""
+
+    number: int
+    assignment: Assignment
+
+
+@dataclass(frozen=True)
+class SideTrace:
+    """One run cut into steps: per step, its generations in order and who owned what when it ended."""
+
+    steps: tuple[tuple[Generation, ...], ...]
+    ends: tuple[Assignment, ...]
+    settled_at_end: tuple[bool, ...] = ()  # simulator only: settled when the step ended
+
+
+@dataclass(frozen=True)
+class StepComparison:
+    index: int
+    label: str
+    verdict: str  # agree, disagree, timing
+    reason: str
+    sim: tuple[Generation, ...]
+    live: tuple[Generation, ...]
+    sim_end: Assignment
+    live_end: Assignment
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    name: str
+    steps: tuple[StepComparison, ...]
+    final_agrees: bool
+    sim_final: Assignment
+    live_final: Assignment
+
+    @property
+    def agrees(self) -> bool:
+        return self.final_agrees and all(s.verdict != "disagree" for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        def gens(gs: Sequence[Generation]) -> list[dict[str, Any]]:
+            return [{"generation": g.number, "assignment": _doc(g.assignment)} for g in gs]
+
+        return {
+            "format": "stickyproof.live-compare/1",
+            "name": self.name,
+            "agrees": self.agrees,
+            "final": {"agrees": self.final_agrees, "simulator": _doc(self.sim_final), "live": _doc(self.live_final)},
+            "steps": [{"step": s.index, "label": s.label, "verdict": s.verdict, "reason": s.reason,
+                       "simulator": gens(s.sim), "live": gens(s.live),
+                       "end": {"simulator": _doc(s.sim_end), "live": _doc(s.live_end)}} for s in self.steps],
+        }
+
+
+def _doc(a: Assignment) -> dict[str, list[list[Any]]]:
+    return {m: [[t, p] for t, p in tps] for m, tps in a}
+
+
+def _freeze(owned: Mapping[str, Any]) -> Assignment:
+    return tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items()))
+
+
+def _step_ticks(schedule: Schedule) -> list[int]:
+    return sorted({e.at for e in schedule.events})
+
+
+# ------------------------------------------------------------------------------------------
+# The simulator, run as a live run runs
+
+
+def check_comparable(scenario: Scenario, schedule: Schedule, settings) -> None:
+    """Refuse, before a broker starts, what the comparison cannot hold side by side."""
+    if settings.group_protocol != "classic":
+        raise InvalidOption("--compare", "compares classic groups only (the simulator models the classic protocol)")
+    for i, m in enumerate(scenario.members):
+        if not m.topics:
+            raise InvalidScenario(f"members[{i}].topics", f"{m.id} subscribes to nothing: a live Java member's empty "
+                                  "subscription is unsubscribe (it never joins), the simulator's joins with none; not comparable")
+    for e in schedule.events:
+        if e.event in ("join", "subscribe", "restart") and "topics" in e.given and not e.topics:
+            raise InvalidScenario(f"{e.path or 'events'}.topics", "an empty subscription is not comparable (a live Java "
+                                  "member's is unsubscribe)")
+
+
+def compare_run(scenario: Scenario, schedule: Schedule, live, settings) -> CompareResult:
+    """The simulator run as ``live`` was, and the two compared step by step."""
+    sim, _ = simulate_as_live(scenario, schedule, settings.assignor)
+    return compare(live.name, sim, live_trace(live, schedule), schedule)
+
+
+def fresh_scenario(scenario: Scenario) -> Scenario:
+    """The scenario as a live run starts it: no member owns anything or has a generation; a member
+    naming no assignor runs ``range`` (the Java client's default, and the live member's)."""
+    return replace(scenario, members=tuple(replace(m, owned=(), generation=DEFAULT_GENERATION, assignors=m.assignors or ("range",))
+                                           for m in scenario.members))
+
+
+def simulate_as_live(scenario: Scenario, schedule: Schedule, assignor: str | None = None) -> tuple[SideTrace, int]:
+    """The simulator's side and the tick the history's first event was placed at (the module docstring)."""
+    sim = Simulation(fresh_scenario(scenario), (), config=schedule.config, assignor=assignor, name=scenario.name)
+    seen: dict[str, tuple[int, int]] = {}
+    steps: list[list[Generation]] = [[]]
+    ends: list[Assignment] = []
+    settled: list[bool] = []
+    pending: dict[int, dict[str, tuple[TopicPartition, ...]]] = {}
+
+    def tick() -> None:
+        sim.step()
+        for name, p in sorted(sim.processes.items()):
+            key = (p.incarnation, p.memory_generation)
+            if p.running and p.memory_generation >= 0 and seen.get(name) != key:
+                seen[name] = key
+                pending.setdefault(p.memory_generation, {})[name] = tuple(sorted(p.memory))
+
+    def flush(into: list[Generation]) -> None:
+        for g in sorted(pending):
+            into.append(Generation(g, _freeze(pending[g])))
+        pending.clear()
+
+    def owned() -> Assignment:
+        return _freeze({n: p.owned for n, p in sim.processes.items() if p.running})
+
+    while sim.end_reason() is None:
+        tick()
+    base = sim.now
+    ticks = _step_ticks(schedule)
+    first = ticks[0] if ticks else 0
+    for e in schedule.events:
+        sim.schedule(replace(e, at=base + e.at - first))
+    starts = [base + t - first for t in ticks]
+    for start in starts:
+        while sim.now < start:
+            tick()
+        flush(steps[-1])
+        ends.append(owned())
+        settled.append(sim.settled())
+        steps.append([])
+    while sim.end_reason() is None:
+        tick()
+    flush(steps[-1])
+    ends.append(owned())
+    settled.append(sim.settled())
+    return SideTrace(tuple(map(tuple, steps)), tuple(ends), tuple(settled)), base
+
+
+# ------------------------------------------------------------------------------------------
+# The live run, cut into the same steps
+
+
+def live_trace(result, schedule: Schedule) -> SideTrace:
+    """The live run's side, read off its timeline (``LiveResult``): its history entries are the
+    schedule's events in order, so each step starts at the first entry of its tick."""
+    events = iter(schedule.events)
+    previous_tick: int | None = None
+    owned: dict[str, set[TopicPartition]] = {}
+    steps: list[list[Generation]] = [[]]
+    ends: list[Assignment] = []
+    current: dict[int, dict[str, tuple[TopicPartition, ...]]] = {}
+
+    def flush() -> None:
+        for g in sorted(current):
+            steps[-1].append(Generation(g, _freeze(current[g])))
+        current.clear()
+
+    for entry in result.timeline:
+        n, what = entry.member, entry.what
+        if n == "history":
+            event = next(events, None)
+            if event is not None and event.at != previous_tick:
+                previous_tick = event.at
+                flush()
+                ends.append(_freeze(owned))
+                steps.append([])
+        elif what == "started":
+            owned[n] = set()
+        elif what == "assigned":
+            owned.setdefault(n, set()).update(entry.partitions)
+            if entry.generation is not None and entry.generation >= 0:
+                current.setdefault(entry.generation, {})[n] = tuple(sorted(owned[n]))
+        elif what in ("revoked", "lost"):
+            owned.get(n, set()).difference_update(entry.partitions)
+        elif what in ("closed", "crashing"):
+            owned.pop(n, None)
+    flush()
+    ends.append(_freeze(dict(result.settled)))
+    return SideTrace(tuple(map(tuple, steps)), tuple(ends))
+
+
+# ------------------------------------------------------------------------------------------
+# Comparing
+
+
+def _same(a: Sequence[Generation], b: Sequence[Generation]) -> bool:
+    """Generation numbers aside (the real group's may run ahead after a timing-dependent step), the same
+    assignments in the same order."""
+    return [g.assignment for g in a] == [g.assignment for g in b]
+
+
+def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule) -> CompareResult:
+    ticks = _step_ticks(schedule)
+    labels = ["forming: the scenario's members join"]
+    for t in ticks:
+        labels.append(f"tick {t}: " + "; ".join(e.describe() for e in schedule.events if e.at == t))
+    out: list[StepComparison] = []
+    after_timing = False
+    n = min(len(sim.steps), len(live.steps))
+    for i in range(n):
+        s, l = sim.steps[i], live.steps[i]
+        s_end, l_end = sim.ends[i], live.ends[i]
+        last = i == n - 1
+        unsettled = not sim.settled_at_end[i] and not last
+        skew = i == 0 and bool(l) and bool(s) and len(l[0].assignment) < len(s[-1].assignment)
+        if _same(s, l) and s_end == l_end:
+            verdict, reason = "agree", ""
+        elif unsettled:
+            verdict = "timing"
+            reason = (f"the simulator had not settled when the next event came ({labels[i + 1].split(':')[0]}): the rebalances "
+                      "of both overlap, and how a real coordinator groups them into generations depends on when each "
+                      "request lands in its join window")
+        elif skew:
+            verdict = "timing"
+            reason = ("the real members' first generation did not hold every member: their JVMs' joins fell into different "
+                      "join windows (the simulator's all join at tick 0)" + ("" if s_end == l_end else "; the formed assignment differs because of it"))
+        elif after_timing:
+            verdict = "timing"
+            reason = "follows a timing-dependent step: the group started it from a state timing chose"
+        else:
+            verdict = "disagree"
+            reason = "different generations" if not _same(s, l) else "same generations, different owners when the step ended"
+        after_timing = (verdict == "timing" or after_timing) and s_end != l_end
+        out.append(StepComparison(i, labels[i] if i < len(labels) else f"step {i}", verdict, reason, s, l, s_end, l_end))
+    return CompareResult(name, tuple(out), sim.ends[-1] == live.ends[-1], sim.ends[-1], live.ends[-1])
+
+
+def render_compare(result: CompareResult) -> str:
+    lines = [f"simulator against the real coordinator: {result.name or '(unnamed)'}", ""]
+    for s in result.steps:
+        lines.append(f"step {s.index} [{s.verdict}] {s.label}")
+        if s.reason:
+            lines.append(f"    {s.reason}")
+        width = max(len(s.sim), len(s.live))
+        for k in range(width):
+            sg = s.sim[k] if k < len(s.sim) else None
+            lg = s.live[k] if k < len(s.live) else None
+            lines.append(f"    simulator {_gen(sg)}")
+            lines.append(f"    live      {_gen(lg)}")
+        if s.sim_end != s.live_end:
+            lines.append(f"    at its end: simulator {_assign(s.sim_end)}; live {_assign(s.live_end)}")
+    lines.append("")
+    lines.append(f"settled assignment: {'agree' if result.final_agrees else 'DISAGREE'}")
+    lines.append(f"    simulator {_assign(result.sim_final)}")
+    if not result.final_agrees:
+        lines.append(f"    live      {_assign(result.live_final)}")
+    counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
+    lines.append(f"{'AGREE' if result.agrees else 'DISAGREE'}: {counts['agree']} steps agree, {counts['timing']} timing-dependent "
+                 f"(excluded, reason given), {counts['disagree']} disagree")
+    return "\n".join(lines) + "\n"
+
+
+def _gen(g: Generation | None) -> str:
+    if g is None:
+        return "(no generation)"
+    return f"gen {g.number:>2}: {_assign(g.assignment)}"
+
+
+def _assign(a: Assignment) -> str:
+    return "; ".join(f"{m} {format_partitions(tps)}" for m, tps in a) or "(nobody)"
