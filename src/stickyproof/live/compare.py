@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..errors import InvalidOption, InvalidScenario
-from ..group.events import Schedule
+from ..group.events import Event, Schedule
 from ..group.simulator import Simulation
 from ..group.trace import format_partitions
-from ..model import DEFAULT_GENERATION, Scenario, TopicPartition
+from ..model import DEFAULT_GENERATION, MAX_VERSION, Scenario, TopicPartition
 
 __all__ = ["Generation", "SideTrace", "StepComparison", "CompareResult", "simulate_as_live", "live_trace", "compare",
            "render_compare"]
@@ -75,13 +75,14 @@ class StepComparison:
 class CompareResult:
     name: str
     steps: tuple[StepComparison, ...]
-    final_agrees: bool
+    final: str  # agree, timing (a timing-dependent step chose the state it settled from), disagree
     sim_final: Assignment
     live_final: Assignment
+    notes: tuple[str, ...] = ()
 
     @property
     def agrees(self) -> bool:
-        return self.final_agrees and all(s.verdict != "disagree" for s in self.steps)
+        return self.final != "disagree" and all(s.verdict != "disagree" for s in self.steps)
 
     def to_dict(self) -> dict[str, Any]:
         def gens(gs: Sequence[Generation]) -> list[dict[str, Any]]:
@@ -91,7 +92,8 @@ class CompareResult:
             "format": "stickyproof.live-compare/1",
             "name": self.name,
             "agrees": self.agrees,
-            "final": {"agrees": self.final_agrees, "simulator": _doc(self.sim_final), "live": _doc(self.live_final)},
+            "notes": list(self.notes),
+            "final": {"verdict": self.final, "simulator": _doc(self.sim_final), "live": _doc(self.live_final)},
             "steps": [{"step": s.index, "label": s.label, "verdict": s.verdict, "reason": s.reason,
                        "simulator": gens(s.sim), "live": gens(s.live),
                        "end": {"simulator": _doc(s.sim_end), "live": _doc(s.live_end)}} for s in self.steps],
@@ -131,14 +133,39 @@ def check_comparable(scenario: Scenario, schedule: Schedule, settings) -> None:
 def compare_run(scenario: Scenario, schedule: Schedule, live, settings) -> CompareResult:
     """The simulator run as ``live`` was, and the two compared step by step."""
     sim, _ = simulate_as_live(scenario, schedule, settings.assignor)
-    return compare(live.name, sim, live_trace(live, schedule), schedule)
+    return compare(live.name, sim, live_trace(live, schedule), schedule, live_differences(scenario, schedule))
 
 
 def fresh_scenario(scenario: Scenario) -> Scenario:
     """The scenario as a live run starts it: no member owns anything or has a generation; a member
-    naming no assignor runs ``range`` (the Java client's default, and the live member's)."""
-    return replace(scenario, members=tuple(replace(m, owned=(), generation=DEFAULT_GENERATION, assignors=m.assignors or ("range",))
+    naming no assignor runs ``range`` (the Java client's default, and the live member's); every member
+    is the live client, which speaks subscription version 3, names no rack and pins no protocol."""
+    return replace(scenario, members=tuple(replace(m, owned=(), generation=DEFAULT_GENERATION, assignors=m.assignors or ("range",),
+                                                   version=MAX_VERSION, rack=None)
                                            for m in scenario.members))
+
+
+_CLIENT_FIELDS = frozenset({"version", "protocol", "rack"})
+
+
+def as_live_event(e: Event) -> Event:
+    """An event as the live run applies it: a joining or restarting member is the live Java client of
+    today (subscription version 3, no rack, the rebalance protocol its assignors give), whatever older
+    client the history names; the live run applies the event the same way (docs/live.md)."""
+    if e.event not in ("join", "restart"):
+        return e
+    return replace(e, version=None, protocol=None, rack=None, given=e.given - _CLIENT_FIELDS)
+
+
+def live_differences(scenario: Scenario, schedule: Schedule) -> tuple[str, ...]:
+    """What of the history the live run cannot reproduce and the comparison therefore drops, said once each."""
+    out = []
+    if any(m.owned or m.generation != DEFAULT_GENERATION for m in scenario.members):
+        out.append("the scenario's owned partitions and generations (its simulated past): both sides start fresh")
+    if any(m.version != MAX_VERSION or m.rack for m in scenario.members) or any(
+            e.event in ("join", "restart") and e.given & _CLIENT_FIELDS for e in schedule.events):
+        out.append("older client versions, racks and protocol pins the history names: both sides run today's Java client")
+    return tuple(out)
 
 
 def simulate_as_live(scenario: Scenario, schedule: Schedule, assignor: str | None = None) -> tuple[SideTrace, int]:
@@ -172,7 +199,7 @@ def simulate_as_live(scenario: Scenario, schedule: Schedule, assignor: str | Non
     ticks = _step_ticks(schedule)
     first = ticks[0] if ticks else 0
     for e in schedule.events:
-        sim.schedule(replace(e, at=base + e.at - first))
+        sim.schedule(replace(as_live_event(e), at=base + e.at - first))
     starts = [base + t - first for t in ticks]
     for start in starts:
         while sim.now < start:
@@ -242,20 +269,22 @@ def _same(a: Sequence[Generation], b: Sequence[Generation]) -> bool:
     return [g.assignment for g in a] == [g.assignment for g in b]
 
 
-def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule) -> CompareResult:
+def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, notes: Sequence[str] = ()) -> CompareResult:
     ticks = _step_ticks(schedule)
     labels = ["forming: the scenario's members join"]
+    joins = [True]
     for t in ticks:
-        labels.append(f"tick {t}: " + "; ".join(e.describe() for e in schedule.events if e.at == t))
+        at = [e for e in schedule.events if e.at == t]
+        labels.append(f"tick {t}: " + "; ".join(e.describe() for e in at))
+        joins.append(any(e.event in ("join", "restart") for e in at))
     out: list[StepComparison] = []
     after_timing = False
     n = min(len(sim.steps), len(live.steps))
     for i in range(n):
         s, l = sim.steps[i], live.steps[i]
         s_end, l_end = sim.ends[i], live.ends[i]
-        last = i == n - 1
-        unsettled = not sim.settled_at_end[i] and not last
-        skew = i == 0 and bool(l) and bool(s) and len(l[0].assignment) < len(s[-1].assignment)
+        unsettled = not sim.settled_at_end[i] and i < n - 1
+        skew = joins[i] and bool(l) and bool(s) and (len(l) > len(s) or len(l[0].assignment) < len(s[0].assignment))
         if _same(s, l) and s_end == l_end:
             verdict, reason = "agree", ""
         elif unsettled:
@@ -265,8 +294,9 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule) -> C
                       "request lands in its join window")
         elif skew:
             verdict = "timing"
-            reason = ("the real members' first generation did not hold every member: their JVMs' joins fell into different "
-                      "join windows (the simulator's all join at tick 0)" + ("" if s_end == l_end else "; the formed assignment differs because of it"))
+            reason = ("the real members' joins fell into different join windows (each is a JVM starting; the simulator's "
+                      "join at one tick), so the real group formed in more generations" +
+                      ("" if s_end == l_end else ", and the assignment it reached depends on them"))
         elif after_timing:
             verdict = "timing"
             reason = "follows a timing-dependent step: the group started it from a state timing chose"
@@ -275,7 +305,9 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule) -> C
             reason = "different generations" if not _same(s, l) else "same generations, different owners when the step ended"
         after_timing = (verdict == "timing" or after_timing) and s_end != l_end
         out.append(StepComparison(i, labels[i] if i < len(labels) else f"step {i}", verdict, reason, s, l, s_end, l_end))
-    return CompareResult(name, tuple(out), sim.ends[-1] == live.ends[-1], sim.ends[-1], live.ends[-1])
+    sim_final, live_final = sim.ends[-1], live.ends[-1]
+    final = "agree" if sim_final == live_final else "timing" if after_timing else "disagree"
+    return CompareResult(name, tuple(out), final, sim_final, live_final, tuple(notes))
 
 
 def render_compare(result: CompareResult) -> str:
@@ -293,10 +325,13 @@ def render_compare(result: CompareResult) -> str:
         if s.sim_end != s.live_end:
             lines.append(f"    at its end: simulator {_assign(s.sim_end)}; live {_assign(s.live_end)}")
     lines.append("")
-    lines.append(f"settled assignment: {'agree' if result.final_agrees else 'DISAGREE'}")
+    final = {"agree": "agree", "timing": "timing-dependent (it settled from a state timing chose)", "disagree": "DISAGREE"}
+    lines.append(f"settled assignment: {final[result.final]}")
     lines.append(f"    simulator {_assign(result.sim_final)}")
-    if not result.final_agrees:
+    if result.final != "agree":
         lines.append(f"    live      {_assign(result.live_final)}")
+    for note in result.notes:
+        lines.append(f"note: compared without {note}")
     counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
     lines.append(f"{'AGREE' if result.agrees else 'DISAGREE'}: {counts['agree']} steps agree, {counts['timing']} timing-dependent "
                  f"(excluded, reason given), {counts['disagree']} disagree")

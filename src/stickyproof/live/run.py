@@ -246,6 +246,18 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
     run.warm()
 
 
+def _default_assignors(run: _Run) -> list[str]:
+    """A join naming no assignor runs what the simulator gives it: the assignors of the first running
+    member by name, else of the scenario's first member naming any, else ``range``."""
+    for name in sorted(run.members):
+        if run.members[name].alive:
+            return list(run.configs[name]["assignors"])
+    for i, m in enumerate(run.scenario.members):
+        if m.assignors:
+            return _assignor_classes(m.assignors, f"members[{i}].assignors", run.settings)
+    return _assignor_classes(("range",), "assignors", run.settings)
+
+
 def _admin(run: _Run, command: dict[str, Any], done: str) -> None:
     assert run.admin is not None
     run.admin.send(command)
@@ -256,7 +268,7 @@ def _apply(run: _Run, e: Event) -> None:
     k = e.event
     run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
     if k == "join":
-        assignors = _assignor_classes(e.assignors or ("range",), f"{e.path}.assignors", run.settings) \
+        assignors = (_assignor_classes(e.assignors, f"{e.path}.assignors", run.settings) if e.assignors else _default_assignors(run)) \
             if run.settings.group_protocol == "classic" else []
         if e.member in run.members and run.members[e.member].alive:
             raise InvalidScenario(f"{e.path}.member", f"{e.member} is already running")

@@ -1,0 +1,104 @@
+"""The simulator against Kafka's real coordinator on many histories, one broker for all (docs/live.md).
+
+    .venv/bin/python benchmarks/live_compare.py                         # the bundled scenarios a live run takes
+    .venv/bin/python benchmarks/live_compare.py --histories 12 --assignor cooperative-sticky
+    .venv/bin/python benchmarks/live_compare.py --only history-0-4 --verbose
+
+Starts one broker (``stickyproof.live.broker.running_broker``), runs each history with Java members
+and the simulator as ``stickyproof live HISTORY --compare`` does, and prints one line per history:
+the steps that agree, the timing-dependent ones (excluded, with the reason in ``--verbose``), the
+disagreements, the settled assignment's verdict and the run's seconds. The sample of the main job's
+histories is the first ``--histories`` small ones of ``--seed`` (``sweep.rows.preset_of(i, "main")``)
+that a live run can apply (no rolling restart, fail-over, listener error or stall inside
+onJoinPrepare), each run with ``--assignor``. Exit 1 when any history disagrees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from stickyproof.errors import StickyproofError
+from stickyproof.group.events import simulation_from_dict
+from stickyproof.group.runner import resolve_simulation
+from stickyproof.live.broker import running_broker
+from stickyproof.live.compare import check_comparable, compare_run, render_compare
+from stickyproof.live.run import LiveSettings, check_live, run_live
+from stickyproof.scenarios import named
+from stickyproof.sweep.rows import history_document, preset_of
+
+
+def _bundled(settings: LiveSettings):
+    for name in named.names():
+        scenario, schedule, _, _, _ = resolve_simulation(name)
+        if len(scenario.members) > 12:
+            yield name, None, None, "too large for a live run (members are JVMs)"
+            continue
+        try:
+            check_live(scenario, schedule, settings)
+            check_comparable(scenario, schedule, settings)
+        except StickyproofError as exc:
+            yield name, None, None, str(exc)
+            continue
+        yield name, scenario, schedule, ""
+
+
+def _sampled(seed: int, count: int, assignor: str, settings: LiveSettings):
+    found, index = 0, 1
+    while found < count and index < 10_000:
+        if preset_of(index, "main") == "small":
+            sim = simulation_from_dict(history_document(seed, index, "small", assignor))
+            try:
+                check_live(sim.scenario, sim.schedule, settings)
+                check_comparable(sim.scenario, sim.schedule, settings)
+            except StickyproofError:
+                index += 1
+                continue
+            found += 1
+            yield sim.name, sim.scenario, sim.schedule, ""
+        index += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--histories", type=int, default=0, help="how many of the main job's small histories (default 0)")
+    p.add_argument("--no-bundled", action="store_true", help="skip the bundled scenarios")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--assignor", default="cooperative-sticky", help="the sampled histories' assignor (default cooperative-sticky)")
+    p.add_argument("--tick-ms", type=int, default=500)
+    p.add_argument("--only", action="append", default=[], help="run only this history (repeatable)")
+    p.add_argument("--verbose", action="store_true", help="print each comparison in full")
+    args = p.parse_args(argv)
+    bundled = LiveSettings(tick_ms=args.tick_ms)
+    sampled = LiveSettings(tick_ms=args.tick_ms, assignor=args.assignor)
+    todo = []
+    if not args.no_bundled:
+        todo += [(n, s, h, why, bundled) for n, s, h, why in _bundled(bundled)]
+    if args.histories:
+        todo += [(n, s, h, why, sampled) for n, s, h, why in _sampled(args.seed, args.histories, args.assignor, sampled)]
+    if args.only:
+        todo = [t for t in todo if t[0] in args.only]
+    failed = 0
+    with running_broker() as broker:
+        print(f"broker up in {broker.start_seconds:.1f} s", flush=True)
+        for name, scenario, schedule, why, settings in todo:
+            if scenario is None:
+                print(f"{name:<36} skipped: {why}", flush=True)
+                continue
+            started = time.monotonic()
+            live = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
+            result = compare_run(scenario, schedule, live, settings)
+            counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
+            failed += not result.agrees or not live.ok
+            print(f"{name:<36} {'AGREE' if result.agrees else 'DISAGREE':<8} steps {counts['agree']} agree, "
+                  f"{counts['timing']} timing, {counts['disagree']} disagree; settled {result.final}; "
+                  f"monitors {'ok' if live.ok else 'FAIL'}; {time.monotonic() - started:.1f} s", flush=True)
+            if args.verbose or not result.agrees:
+                sys.stdout.write(render_compare(result))
+                print(flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
