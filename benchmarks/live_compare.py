@@ -23,7 +23,7 @@ from stickyproof.errors import StickyproofError
 from stickyproof.group.events import simulation_from_dict
 from stickyproof.group.runner import resolve_simulation
 from stickyproof.live.broker import running_broker
-from stickyproof.live.compare import check_comparable, compare_run, render_compare
+from stickyproof.live.compare import check_comparable, compare_run, joins_as_members, render_compare
 from stickyproof.live.run import LiveSettings, check_live, run_live
 from stickyproof.scenarios import named
 from stickyproof.sweep.rows import history_document, preset_of
@@ -49,14 +49,15 @@ def _sampled(seed: int, count: int, assignor: str, settings: LiveSettings):
     while found < count and index < 10_000:
         if preset_of(index, "main") == "small":
             sim = simulation_from_dict(history_document(seed, index, "small", assignor))
+            scenario, schedule = joins_as_members(sim.scenario, sim.schedule)
             try:
-                check_live(sim.scenario, sim.schedule, settings)
-                check_comparable(sim.scenario, sim.schedule, settings)
+                check_live(scenario, schedule, settings)
+                check_comparable(scenario, schedule, settings)
             except StickyproofError:
                 index += 1
                 continue
             found += 1
-            yield sim.name, sim.scenario, sim.schedule, ""
+            yield sim.name, scenario, schedule, ""
         index += 1
 
 
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:<36} skipped: {why}", flush=True)
                 continue
             started = time.monotonic()
-            live = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
+            with running_broker(bootstrap=broker.bootstrap) as attached:  # attached: the run's topics get a prefix
+                live = run_live(scenario, schedule, broker=attached, name=name, settings=settings)
             result = compare_run(scenario, schedule, live, settings)
             counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
             failed += not result.agrees or not live.ok

@@ -33,8 +33,9 @@ def _cmd_live(args: argparse.Namespace) -> int:
     settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
     if args.compare:
-        from ..live.compare import check_comparable
+        from ..live.compare import check_comparable, joins_as_members
 
+        scenario, schedule = joins_as_members(scenario, schedule)
         check_comparable(scenario, schedule, settings)
     with running_broker(bootstrap=args.bootstrap) as broker:
         result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)

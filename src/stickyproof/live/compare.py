@@ -32,7 +32,7 @@ from ..errors import InvalidOption, InvalidScenario
 from ..group.events import Event, Schedule
 from ..group.simulator import Simulation
 from ..group.trace import format_partitions
-from ..model import DEFAULT_GENERATION, MAX_VERSION, Scenario, TopicPartition
+from ..model import DEFAULT_GENERATION, MAX_VERSION, Member, Scenario, TopicPartition
 
 __all__ = ["Generation", "SideTrace", "StepComparison", "CompareResult", "simulate_as_live", "live_trace", "compare",
            "render_compare"]
@@ -130,10 +130,38 @@ def check_comparable(scenario: Scenario, schedule: Schedule, settings) -> None:
                                   "member's is unsubscribe)")
 
 
+def joins_as_members(scenario: Scenario, schedule: Schedule) -> tuple[Scenario, Schedule]:
+    """A history whose group is empty and whose first tick is only joins (the main job's histories
+    begin so) as the same history with those members in the scenario: a live run starts a scenario's
+    members together and lets them form the group before the first event, so the forming is one step
+    both sides compare, and the simulator can resume from what the real members formed."""
+    if scenario.members or not schedule.events:
+        return scenario, schedule
+    first = schedule.events[0].at
+    head = [e for e in schedule.events if e.at == first]
+    if any(e.event != "join" for e in head):
+        return scenario, schedule
+    members = tuple(Member(e.member, tuple(e.topics or ()), version=MAX_VERSION, instance_id=e.instance_id,
+                           assignors=tuple(e.assignors or ())) for e in head)
+    return replace(scenario, members=members), replace(schedule, events=tuple(e for e in schedule.events if e.at != first))
+
+
 def compare_run(scenario: Scenario, schedule: Schedule, live, settings) -> CompareResult:
-    """The simulator run as ``live`` was, and the two compared step by step."""
+    """The simulator run as ``live`` was, and the two compared step by step. When the real group formed
+    otherwise than the simulator's (its members' joins fell into several join windows), the simulator
+    resumes from the group the real members formed for the steps after it."""
     sim, _ = simulate_as_live(scenario, schedule, settings.assignor)
-    return compare(live.name, sim, live_trace(live, schedule), schedule, live_differences(scenario, schedule))
+    real = live_trace(live, schedule)
+    notes = list(live_differences(scenario, schedule))
+    resumed_after_forming = False
+    if len(real.steps) > 1 and real.steps[0] and (not _same(sim.steps[0], real.steps[0]) or sim.ends[0] != real.ends[0]):
+        generation = real.steps[0][-1].number
+        resumed, _ = simulate_as_live(scenario, schedule, settings.assignor, formed=(real.ends[0], generation))
+        sim = SideTrace(sim.steps[:1] + resumed.steps[1:], sim.ends[:1] + resumed.ends[1:],
+                        sim.settled_at_end[:1] + resumed.settled_at_end[1:])
+        resumed_after_forming = True
+        notes.append(f"after the forming step, the simulator resumed from the group the real members formed (generation {generation})")
+    return compare(live.name, sim, real, schedule, notes, resumed_after_forming=resumed_after_forming)
 
 
 def fresh_scenario(scenario: Scenario) -> Scenario:
@@ -168,9 +196,16 @@ def live_differences(scenario: Scenario, schedule: Schedule) -> tuple[str, ...]:
     return tuple(out)
 
 
-def simulate_as_live(scenario: Scenario, schedule: Schedule, assignor: str | None = None) -> tuple[SideTrace, int]:
-    """The simulator's side and the tick the history's first event was placed at (the module docstring)."""
-    sim = Simulation(fresh_scenario(scenario), (), config=schedule.config, assignor=assignor, name=scenario.name)
+def simulate_as_live(scenario: Scenario, schedule: Schedule, assignor: str | None = None,
+                     formed: tuple[Assignment, int] | None = None) -> tuple[SideTrace, int]:
+    """The simulator's side and the tick the history's first event was placed at (the module docstring).
+    ``formed``: start instead from the group the real members formed (who owned what, in which
+    generation), as the simulator's stable start (models/protocol.md §6)."""
+    start = fresh_scenario(scenario)
+    if formed is not None:
+        owned, generation = dict(formed[0]), formed[1]
+        start = replace(start, members=tuple(replace(m, owned=owned.get(m.id, ()), generation=generation) for m in start.members))
+    sim = Simulation(start, (), config=schedule.config, assignor=assignor, name=scenario.name)
     seen: dict[str, tuple[int, int]] = {}
     steps: list[list[Generation]] = [[]]
     ends: list[Assignment] = []
@@ -269,7 +304,8 @@ def _same(a: Sequence[Generation], b: Sequence[Generation]) -> bool:
     return [g.assignment for g in a] == [g.assignment for g in b]
 
 
-def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, notes: Sequence[str] = ()) -> CompareResult:
+def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, notes: Sequence[str] = (),
+            resumed_after_forming: bool = False) -> CompareResult:
     ticks = _step_ticks(schedule)
     labels = ["forming: the scenario's members join"]
     joins = [True]
@@ -303,7 +339,7 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
         else:
             verdict = "disagree"
             reason = "different generations" if not _same(s, l) else "same generations, different owners when the step ended"
-        after_timing = (verdict == "timing" or after_timing) and s_end != l_end
+        after_timing = (verdict == "timing" or after_timing) and s_end != l_end and not (i == 0 and resumed_after_forming)
         out.append(StepComparison(i, labels[i] if i < len(labels) else f"step {i}", verdict, reason, s, l, s_end, l_end))
     sim_final, live_final = sim.ends[-1], live.ends[-1]
     final = "agree" if sim_final == live_final else "timing" if after_timing else "disagree"
@@ -331,7 +367,7 @@ def render_compare(result: CompareResult) -> str:
     if result.final != "agree":
         lines.append(f"    live      {_assign(result.live_final)}")
     for note in result.notes:
-        lines.append(f"note: compared without {note}")
+        lines.append(f"note: {note}" if note.startswith("after") else f"note: compared without {note}")
     counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
     lines.append(f"{'AGREE' if result.agrees else 'DISAGREE'}: {counts['agree']} steps agree, {counts['timing']} timing-dependent "
                  f"(excluded, reason given), {counts['disagree']} disagree")
