@@ -16,15 +16,20 @@ onJoinPrepare), each run with ``--assignor``. Exit 1 when any history disagrees.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from contextlib import nullcontext
+from pathlib import Path
+from types import SimpleNamespace
 
 from stickyproof.errors import StickyproofError
 from stickyproof.group.events import simulation_from_dict
 from stickyproof.group.runner import resolve_simulation
 from stickyproof.live.broker import running_broker
 from stickyproof.live.compare import check_comparable, compare_run, joins_as_members, render_compare
-from stickyproof.live.run import LiveSettings, check_live, run_live
+from stickyproof.live.run import LiveEntry, LiveSettings, check_live, run_live
+from stickyproof.model import TopicPartition
 from stickyproof.scenarios import named
 from stickyproof.sweep.rows import history_document, preset_of
 
@@ -61,6 +66,17 @@ def _sampled(seed: int, count: int, assignor: str, settings: LiveSettings):
         index += 1
 
 
+def _loaded(doc: dict) -> SimpleNamespace:
+    """What the comparison reads of a kept live run: its name, timeline, settled assignment, verdicts."""
+    def tps(pairs):
+        return tuple(TopicPartition(t, p) for t, p in pairs)
+
+    timeline = tuple(LiveEntry(e["at_ms"], e["member"], e["what"], tps(e.get("partitions", ())), e.get("generation"),
+                               e.get("detail", "")) for e in doc["timeline"])
+    settled = tuple(sorted((m, tps(p)) for m, p in doc["assignment"].items()))
+    return SimpleNamespace(name=doc["name"], timeline=timeline, settled=settled, ok=doc["ok"])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--histories", type=int, default=0, help="how many of the main job's small histories (default 0)")
@@ -70,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tick-ms", type=int, default=500)
     p.add_argument("--only", action="append", default=[], help="run only this history (repeatable)")
     p.add_argument("--verbose", action="store_true", help="print each comparison in full")
+    p.add_argument("--save", metavar="DIR", help="keep each live run (stickyproof.live/1 JSON) in DIR")
+    p.add_argument("--load", metavar="DIR", help="compare the live runs kept in DIR again, without a broker")
     args = p.parse_args(argv)
     bundled = LiveSettings(tick_ms=args.tick_ms)
     sampled = LiveSettings(tick_ms=args.tick_ms, assignor=args.assignor)
@@ -81,15 +99,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         todo = [t for t in todo if t[0] in args.only]
     failed = 0
-    with running_broker() as broker:
-        print(f"broker up in {broker.start_seconds:.1f} s", flush=True)
+    with (nullcontext() if args.load else running_broker()) as broker:
+        if broker is not None:
+            print(f"broker up in {broker.start_seconds:.1f} s", flush=True)
         for name, scenario, schedule, why, settings in todo:
             if scenario is None:
                 print(f"{name:<36} skipped: {why}", flush=True)
                 continue
             started = time.monotonic()
-            with running_broker(bootstrap=broker.bootstrap) as attached:  # attached: the run's topics get a prefix
-                live = run_live(scenario, schedule, broker=attached, name=name, settings=settings)
+            if args.load:
+                path = Path(args.load) / f"{name}.json"
+                if not path.exists():
+                    continue
+                live = _loaded(json.loads(path.read_text()))
+            else:
+                with running_broker(bootstrap=broker.bootstrap) as attached:  # attached: the run's topics get a prefix
+                    live = run_live(scenario, schedule, broker=attached, name=name, settings=settings)
+                if args.save:
+                    Path(args.save).mkdir(parents=True, exist_ok=True)
+                    (Path(args.save) / f"{name}.json").write_text(json.dumps(live.to_dict()))
             result = compare_run(scenario, schedule, live, settings)
             counts = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
             failed += not result.agrees or not live.ok
