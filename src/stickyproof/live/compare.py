@@ -17,10 +17,13 @@ assignment when the step ends. The final settled assignment must be the same.
 A step is timing-dependent, and its rebalance sequence excluded with the reason printed, when the
 simulator itself had not settled when the next event came (the rebalances of two events overlap, and
 how a real coordinator groups them into generations depends on when each request lands in its join
-window), or, for the forming step, when the real members' first generation did not hold every
-member (their JVMs' joins fell into different join windows; the simulator's all join at tick 0).
-Such a step is compared where it ends instead, when the simulator is settled there; a step that
-follows a timing-dependent one starts from a state timing chose, which the output says.
+window), or when the real members that joined in it were first assigned in several generations (each
+real join is a JVM starting; the simulator's join at one tick). A forming step of that kind is
+compared again with the simulator given the same join windows (``replay_forming``). After a
+timing-dependent step, once both groups are settled, the simulator resumes from the group the real
+members had (``simulate_as_live(..., resumes=...)``, the simulator's stable start), so that one timing
+effect does not hide every step after it; a step that follows one where that was not possible is
+marked as following a timing-dependent step.
 """
 
 from __future__ import annotations
@@ -186,6 +189,14 @@ def _forming_replayed(result: CompareResult, scenario: Scenario, schedule: Sched
         judged = replace(step, verdict="agree", sim=gens, sim_end=end,
                          reason=f"the real members joined in {len(windows)} windows ({said}); the simulator given the same "
                                 "windows reaches the same generations")
+    elif _same_shape(gens, step.live, ()):
+        judged = replace(step, verdict="timing", sim=gens, sim_end=end,
+                         reason=f"the real members joined in {len(windows)} windows ({said}); the simulator given the same "
+                                "windows makes the same generations with the same members and sizes but other partitions: "
+                                "a tie-break in the order of the member ids, which a real coordinator draws at random")
+    elif (missing := _missed(gens, step.live)) is not None:
+        judged = replace(step, verdict="timing", sim=gens, sim_end=end,
+                         reason=f"the real members joined in {len(windows)} windows ({said}); " + _MISSED.format(member=missing))
     elif end == step.live_end:
         judged = replace(step, verdict="timing", sim=gens, sim_end=end,
                          reason=f"the real members joined in {len(windows)} windows ({said}), read off their callbacks; the "
@@ -432,10 +443,50 @@ def live_trace(result, schedule: Schedule) -> SideTrace:
 # Comparing
 
 
+def _held(g: Generation) -> Assignment:
+    """A generation's assignment without the members given nothing in it: a real member reports a
+    generation only from its callback, which a stalled member, or one whose SyncGroup met the next
+    rebalance, never runs, and a member given nothing changes nothing."""
+    return tuple((m, tps) for m, tps in g.assignment if tps)
+
+
 def _same(a: Sequence[Generation], b: Sequence[Generation]) -> bool:
     """Generation numbers aside (the real group's may run ahead after a timing-dependent step), the same
     assignments in the same order."""
-    return [g.assignment for g in a] == [g.assignment for g in b]
+    return [_held(g) for g in a] == [_held(g) for g in b]
+
+
+def _shape(g: Generation, before: Mapping[TopicPartition, str]) -> tuple:
+    """What a tie-break leaves alone: who is in the generation, how many partitions each holds, sorted,
+    and how many partitions changed owner since ``before``."""
+    held = _held(g)
+    moved = sum(1 for m, tps in held for tp in tps if before.get(tp) not in (None, m))
+    return tuple(m for m, _ in held), tuple(sorted(len(tps) for _, tps in held)), moved
+
+
+def _same_shape(a: Sequence[Generation], b: Sequence[Generation], before: Assignment) -> bool:
+    """The same generations up to a tie-break between members: the same members, the same sizes, as many moves."""
+    owners = {tp: m for m, tps in before for tp in tps}
+    return len(a) == len(b) and all(_shape(x, owners) == _shape(y, owners) for x, y in zip(a, b))
+
+
+def _missed(a: Sequence[Generation], b: Sequence[Generation]) -> str | None:
+    """The first real member that got no assignment in a generation where the simulated one held
+    partitions, as long as the two agreed up to there: its SyncGroup met the next rebalance (or it
+    was not polling), so it joined the next generation owning what it owned before, and the
+    assignor's input differs from then on."""
+    for x, y in zip(a, b):
+        sim_members, real_members = {m for m, _ in _held(x)}, {m for m, _ in _held(y)}
+        if real_members < sim_members:
+            return sorted(sim_members - real_members)[0]
+        if _held(x) != _held(y):
+            return None
+    return None
+
+
+_MISSED = ("{member} got no assignment in a real generation where the simulator's got one: its SyncGroup met the "
+           "next rebalance (a join landing after the generation formed), so the next generation started from "
+           "other claims; when a request lands is timing")
 
 
 def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, notes: Sequence[str] = (),
@@ -462,6 +513,11 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
             reason = (f"the simulator had not settled when the next event came ({labels[i + 1].split(':')[0]}): the rebalances "
                       "of both overlap, and how a real coordinator groups them into generations depends on when each "
                       "request lands in its join window")
+        elif i > 0 and not sim.settled_at_end[i - 1] and i - 1 not in resumed:
+            verdict = "timing"
+            reason = ("the simulator had not settled when this step began: its rebalances overlap the previous step's "
+                      "(a change of partitions is seen by a real leader at its next metadata refresh, a join when the "
+                      "JVM is up), so how they fall into generations depends on timing")
         elif skew:
             verdict = "timing"
             reason = ("the real members' joins fell into different join windows (each is a JVM starting; the simulator's "
@@ -470,6 +526,13 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
         elif after_timing:
             verdict = "timing"
             reason = "follows a timing-dependent step: the group started it from a state timing chose"
+        elif (missing := _missed(s, l)) is not None:
+            verdict, reason = "timing", _MISSED.format(member=missing)
+        elif _same_shape(s, l, sim.ends[i - 1] if i else ()) and (i == 0 or sim.ends[i - 1] == live.ends[i - 1]):
+            verdict = "timing"
+            reason = ("tie-break: the same generations with the same members, sizes and number of moves, but other "
+                      "partitions: Kafka's assignors break ties in the order of the member ids, which a real coordinator "
+                      "draws at random (the simulator's are the member names)")
         else:
             verdict = "disagree"
             reason = "different generations" if not _same(s, l) else "same generations, different owners when the step ended"
