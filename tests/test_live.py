@@ -293,8 +293,16 @@ def test_compare_tells_agreement_disagreement_and_overlap_apart():
     joined, left = (_g(2, c1=[0], c2=[1]),), (_g(3, c2=[0, 1]),)
     same = compare("x", _trace(formed, joined, left), _trace(formed, joined, left), schedule)
     assert same.agrees and [s.verdict for s in same.steps] == ["agree"] * 3
-    other = compare("x", _trace(formed, joined, left), _trace(formed, (_g(2, c1=[1], c2=[0]),), left), schedule)
+    # the same members, other sizes: a different group, a disagreement
+    formed3, joined3, left3 = (_g(1, c1=[0, 1, 2]),), (_g(2, c1=[0, 1], c2=[2]),), (_g(3, c2=[0, 1, 2]),)
+    other = compare("x", _trace(formed3, joined3, left3), _trace(formed3, (_g(2, c1=[0], c2=[1, 2]),), left3), schedule)
     assert not other.agrees and other.steps[1].verdict == "disagree"
+    # c2 given nothing where the simulator gave it t-1: it missed the generation (timing), excluded
+    missed = compare("x", _trace(formed, joined, left), _trace(formed, (_g(2, c1=[0, 1], c2=[]),), left), schedule)
+    assert missed.steps[1].verdict == "timing" and "c2 got no assignment" in missed.steps[1].reason
+    # the same members, sizes and moves, other partitions: a tie-break in member-id order, excluded
+    swapped = compare("x", _trace(formed, joined, left), _trace(formed, (_g(2, c1=[1], c2=[0]),), left), schedule)
+    assert swapped.steps[1].verdict == "timing" and "tie-break" in swapped.steps[1].reason
     # the simulator had not settled when c1 left: the join's rebalances overlap the leave's, timing
     overlap = compare("x", _trace(formed, joined, left, settled=(True, False, True)),
                       _trace(formed, (), (_g(2, c2=[0, 1]),)), schedule)
