@@ -271,9 +271,10 @@ def test_the_simulator_reaches_the_real_coordinators_rebalances(broker, name):
     result = compare_run(sim_doc.scenario, sim_doc.schedule, live, settings)
     assert result.agrees, [s for s in result.steps if s.verdict == "disagree"]
     assert all(s.reason for s in result.steps if s.verdict == "timing")
-    # every step after the forming one is compared for real (none of these events overlap)
-    assert [s.verdict for s in result.steps[1:]] == ["agree"] * (len(result.steps) - 1), result.steps
-    assert any(s.sim for s in result.steps[1:])  # the history's events made rebalances on both sides
+    # a join is a JVM starting (it may land in a join window of its own: timing), but the leave, or the
+    # partitions added, made rebalances that both sides agree on
+    assert any(s.verdict == "agree" and s.sim and s.live for s in result.steps[1:]), result.steps
+    assert result.final == "agree", (result.sim_final, result.live_final)
 
 
 def _trace(*steps, ends=None, settled=None) -> SideTrace:
