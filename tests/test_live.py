@@ -294,6 +294,10 @@ def test_compare_tells_agreement_disagreement_and_overlap_apart():
     joined, left = (_g(2, c1=[0], c2=[1]),), (_g(3, c2=[0, 1]),)
     same = compare("x", _trace(formed, joined, left), _trace(formed, joined, left), schedule)
     assert same.agrees and [s.verdict for s in same.steps] == ["agree"] * 3
+    import json
+
+    doc = json.loads(json.dumps(same.to_dict()))  # what live --compare --json prints under "compare"
+    assert doc["agrees"] and doc["final"]["verdict"] == "agree" and doc["steps"][1]["live"][0]["generation"] == 2
     # the same members, other sizes: a different group, a disagreement
     formed3, joined3, left3 = (_g(1, c1=[0, 1, 2]),), (_g(2, c1=[0, 1], c2=[2]),), (_g(3, c2=[0, 1, 2]),)
     other = compare("x", _trace(formed3, joined3, left3), _trace(formed3, (_g(2, c1=[0], c2=[1, 2]),), left3), schedule)
