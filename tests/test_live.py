@@ -330,3 +330,142 @@ def test_the_last_rebalance_is_the_last_generation_that_moved_a_partition():
              g("assigned", "c2", 61, 2, 1)]
     assert last_rebalance_start(eager, 0, 1000, cooperative=False) == (50, 2)
     assert last_rebalance_start([g("assigned", "c1", 5, -1, 0)], 0, 1000, cooperative=False) is None
+
+
+# ------------------------------------------------------------------------------------------
+# The simulator against the real coordinator (issue 24 item 4; docs/live.md)
+
+
+from stickyproof.live.compare import (Generation, SideTrace, check_comparable, compare, compare_run, joins_as_members,
+                                      live_trace, simulate_as_live)
+from stickyproof.live.run import LiveEntry, run_live
+
+T = TopicPartition
+
+COMPARED = {
+    # eager range: a join and a leave, each a rebalance of its own
+    "range-join-leave": {
+        "format": "stickyproof.simulation/1", "name": "range-join-leave",
+        "scenario": {"format": "stickyproof.scenario/1", "protocol": "eager", "topics": {"t": 4, "u": 3},
+                     "members": [{"id": "c1", "topics": ["t", "u"], "assignors": ["range"]},
+                                 {"id": "c2", "topics": ["t", "u"], "assignors": ["range"]}]},
+        "events": [{"at": 1, "event": "join", "member": "c3", "topics": ["t", "u"], "assignors": ["range"]},
+                   {"at": 10, "event": "leave", "member": "c1"}],
+    },
+    # cooperative-sticky: a join (two rebalances: revoke, then assign) and partitions added
+    "cooperative-join-grow": {
+        "format": "stickyproof.simulation/1", "name": "cooperative-join-grow",
+        "scenario": {"format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 6},
+                     "members": [{"id": "c1", "topics": ["t"], "assignors": ["cooperative-sticky"]},
+                                 {"id": "c2", "topics": ["t"], "assignors": ["cooperative-sticky"]}]},
+        "events": [{"at": 1, "event": "join", "member": "c3", "topics": ["t"], "assignors": ["cooperative-sticky"]},
+                   {"at": 10, "event": "subscribe", "member": "c3", "topics": ["t", "v"]},
+                   {"at": 11, "event": "add-partitions", "topic": "v", "count": 3}],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPARED))
+def test_the_simulator_reaches_the_real_coordinators_rebalances(broker, name):
+    """Both sides, step by step: the same generations with the same assignments, the same settled
+    assignment; a step only excluded for a stated timing reason."""
+    sim_doc = simulation_from_dict(COMPARED[name])
+    settings = LiveSettings()
+    check_comparable(sim_doc.scenario, sim_doc.schedule, settings)
+    with running_broker(bootstrap=broker.bootstrap) as attached:
+        live = run_live(sim_doc.scenario, sim_doc.schedule, broker=attached, name=name, settings=settings)
+    assert live.ok, [v for v in live.verdicts if not v.ok]
+    result = compare_run(sim_doc.scenario, sim_doc.schedule, live, settings)
+    assert result.agrees, [s for s in result.steps if s.verdict == "disagree"]
+    assert all(s.reason for s in result.steps if s.verdict == "timing")
+    # a join is a JVM starting (it may land in a join window of its own: timing), but the leave, or the
+    # partitions added, made rebalances that both sides agree on
+    assert any(s.verdict == "agree" and s.sim and s.live for s in result.steps[1:]), result.steps
+    assert result.final == "agree", (result.sim_final, result.live_final)
+
+
+def _trace(*steps, ends=None, settled=None) -> SideTrace:
+    ends = ends or tuple(steps[i][-1].assignment if steps[i] else () for i in range(len(steps)))
+    return SideTrace(tuple(steps), tuple(ends), tuple(settled or (True,) * len(steps)))
+
+
+def _g(n: int, **owned) -> Generation:
+    return Generation(n, tuple(sorted((m, tuple(T("t", p) for p in ps)) for m, ps in owned.items())))
+
+
+def test_compare_tells_agreement_disagreement_and_overlap_apart():
+    schedule = simulation_from_dict({**TWO_MEMBERS, "events": [
+        {"at": 1, "event": "join", "member": "c2", "topics": ["t"]},
+        {"at": 2, "event": "leave", "member": "c1"}]}).schedule
+    formed = (_g(1, c1=[0, 1]),)
+    joined, left = (_g(2, c1=[0], c2=[1]),), (_g(3, c2=[0, 1]),)
+    same = compare("x", _trace(formed, joined, left), _trace(formed, joined, left), schedule)
+    assert same.agrees and [s.verdict for s in same.steps] == ["agree"] * 3
+    import json
+
+    doc = json.loads(json.dumps(same.to_dict()))  # what live --compare --json prints under "compare"
+    assert doc["agrees"] and doc["final"]["verdict"] == "agree" and doc["steps"][1]["live"][0]["generation"] == 2
+    # the same members, other sizes: a different group, a disagreement
+    formed3, joined3, left3 = (_g(1, c1=[0, 1, 2]),), (_g(2, c1=[0, 1], c2=[2]),), (_g(3, c2=[0, 1, 2]),)
+    other = compare("x", _trace(formed3, joined3, left3), _trace(formed3, (_g(2, c1=[0], c2=[1, 2]),), left3), schedule)
+    assert not other.agrees and other.steps[1].verdict == "disagree"
+    # c2 given nothing where the simulator gave it t-1: it missed the generation (timing), excluded
+    missed = compare("x", _trace(formed, joined, left), _trace(formed, (_g(2, c1=[0, 1], c2=[]),), left), schedule)
+    assert missed.steps[1].verdict == "timing" and "c2 got no assignment" in missed.steps[1].reason
+    # the same members, sizes and moves, other partitions: a tie-break in member-id order, excluded
+    swapped = compare("x", _trace(formed, joined, left), _trace(formed, (_g(2, c1=[1], c2=[0]),), left), schedule)
+    assert swapped.steps[1].verdict == "timing" and "tie-break" in swapped.steps[1].reason
+    # the simulator had not settled when c1 left: the join's rebalances overlap the leave's, timing
+    overlap = compare("x", _trace(formed, joined, left, settled=(True, False, True)),
+                      _trace(formed, (), (_g(2, c2=[0, 1]),)), schedule)
+    assert overlap.steps[1].verdict == "timing" and "had not settled" in overlap.steps[1].reason
+    assert overlap.steps[2].verdict == "agree" and overlap.agrees
+
+
+def test_the_live_side_is_read_off_the_timeline_cooperative_callbacks_adding_up():
+    """A cooperative member's onPartitionsAssigned names only what it adds; the generation's
+    assignment is what it owns after it."""
+    schedule = simulation_from_dict(TWO_MEMBERS).schedule
+    timeline = (LiveEntry(0, "c1", "started"), LiveEntry(5, "c1", "assigned", (T("t", 0), T("t", 1)), 1),
+                LiveEntry(9, "history", "join"), LiveEntry(10, "c2", "started"),
+                LiveEntry(20, "c1", "revoked", (T("t", 1),), 1), LiveEntry(21, "c1", "assigned", (), 2),
+                LiveEntry(22, "c2", "assigned", (), 2), LiveEntry(30, "c2", "assigned", (T("t", 1),), 3),
+                LiveEntry(30, "c1", "assigned", (), 3))
+
+    class Result:
+        pass
+
+    result = Result()
+    result.timeline, result.settled = timeline, (("c1", (T("t", 0),)), ("c2", (T("t", 1),)))
+    side = live_trace(result, schedule)
+    assert side.steps[0] == (_g(1, c1=[0, 1]),)
+    assert side.steps[1] == (_g(2, c1=[0], c2=[]), _g(3, c1=[0], c2=[1]))
+    assert side.ends[0] == (("c1", (T("t", 0), T("t", 1))),)
+
+
+def test_the_simulator_side_starts_fresh_and_can_resume_from_a_formed_group():
+    sim_doc = simulation_from_dict(COMPARED["range-join-leave"])
+    fresh, base = simulate_as_live(sim_doc.scenario, sim_doc.schedule)
+    assert fresh.steps[0][0].number == 1 and base > 0
+    formed = ((("c1", (T("t", 2), T("t", 3), T("u", 2))), ("c2", (T("t", 0), T("t", 1), T("u", 0), T("u", 1)))), 3)
+    resumed, _ = simulate_as_live(sim_doc.scenario, sim_doc.schedule, resumes={0: formed})
+    assert fresh.resumable[0] and resumed.ends[0] == fresh.ends[0]  # the step's own end, then the real group's
+    # the join after it is generation 4 (the real group's 3 + 1), with range's assignment, which no past changes
+    assert [g.number for g in fresh.steps[1]] == [2] and [g.number for g in resumed.steps[1]] == [4]
+    assert resumed.steps[1][0].assignment == fresh.steps[1][0].assignment
+
+
+
+def test_a_historys_first_joins_become_members_and_an_empty_subscription_is_refused():
+    doc = {**TWO_MEMBERS, "scenario": {**TWO_MEMBERS["scenario"], "members": []},
+           "events": [{"at": 0, "event": "join", "member": "c1", "topics": ["t"], "version": 0},
+                      {"at": 0, "event": "join", "member": "c2", "topics": ["t"]},
+                      {"at": 4, "event": "crash", "member": "c2"}]}
+    sim_doc = simulation_from_dict(doc)
+    scenario, schedule = joins_as_members(sim_doc.scenario, sim_doc.schedule)
+    assert [m.id for m in scenario.members] == ["c1", "c2"] and [e.event for e in schedule.events] == ["crash"]
+    empty = simulation_from_dict({**TWO_MEMBERS, "events": [{"at": 1, "event": "subscribe", "member": "c1", "topics": []}]})
+    with pytest.raises(InvalidScenario, match=r"events\[0\].topics"):
+        check_comparable(empty.scenario, empty.schedule, LiveSettings())
+    with pytest.raises(InvalidOption, match="--compare"):
+        check_comparable(empty.scenario, simulation_from_dict(TWO_MEMBERS).schedule, LiveSettings(group_protocol="consumer"))

@@ -32,13 +32,28 @@ def _cmd_live(args: argparse.Namespace) -> int:
     scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
     settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor, clients=clients)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
+    if args.compare:
+        from ..live.compare import check_comparable, joins_as_members
+
+        scenario, schedule = joins_as_members(scenario, schedule)
+        check_comparable(scenario, schedule, settings)
     with running_broker(bootstrap=args.bootstrap) as broker:
         result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
+    compared = None
+    if args.compare:
+        from ..live.compare import compare_run, render_compare
+
+        compared = compare_run(scenario, schedule, result, settings)
     if args.json:
-        print_json(result.to_dict())
+        doc = result.to_dict()
+        if compared is not None:
+            doc["compare"] = compared.to_dict()
+        print_json(doc)
     else:
         sys.stdout.write(render_live(result))
-    return 0 if result.ok else 1
+        if compared is not None:
+            sys.stdout.write("\n" + render_compare(compared))
+    return 0 if result.ok and (compared is None or compared.agrees) else 1
 
 
 def add_live(sub: argparse._SubParsersAction) -> None:
@@ -66,5 +81,9 @@ def add_live(sub: argparse._SubParsersAction) -> None:
                    help="wall time of one simulator tick: heartbeat interval; the session and poll timeouts are "
                    "config.session_timeout ticks (default 500)")
     p.add_argument("--bootstrap", metavar="HOST:PORT", help="use this broker instead of starting one (topics get a run prefix)")
+    p.add_argument("--compare", action="store_true",
+                   help="also run the simulator on the same history (started fresh, as the live run starts) and print, "
+                   "step by step, whether it reaches the same rebalances and settled assignments as the real coordinator "
+                   "(classic Java members; exit 1 on a disagreement)")
     add_json_flag(p, "print the run (timeline, assignment, verdicts) as JSON")
     p.set_defaults(func=_cmd_live)
