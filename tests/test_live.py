@@ -171,8 +171,65 @@ def test_an_assignor_release_is_refused_naming_assignor():
         check_live(sim.scenario, sim.schedule, LiveSettings(group_protocol="consumer", assignor="sticky"))
 
 
+def _bundled(name: str):
+    from stickyproof.group.runner import resolve_simulation
+
+    scenario, schedule, *_ = resolve_simulation(name, None, (), None)
+    return scenario, schedule
+
+
+def test_a_library_lacking_the_historys_assignor_runs_the_first_every_library_runs():
+    """kip341-stale-rejoin's members run eager sticky, which librdkafka lacks: with java,librdkafka and
+    no --assignor every member runs cooperative-sticky (the history's own sticky is not common), said
+    in one line; java alone keeps sticky; a given --assignor is never replaced."""
+    from stickyproof.live.choice import choose_assignor
+
+    scenario, schedule = _bundled("kip341-stale-rejoin")
+    with pytest.raises(InvalidScenario, match="--assignor NAME"):
+        check_live(scenario, schedule, LiveSettings(clients=("java", "librdkafka")))
+    chosen, note = choose_assignor(scenario, schedule, LiveSettings(clients=("java", "librdkafka")))
+    assert chosen.assignor == "cooperative-sticky"
+    assert note == "librdkafka has no sticky: every member runs cooperative-sticky; --assignor NAME to choose"
+    check_live(scenario, schedule, chosen)
+    same, none = choose_assignor(scenario, schedule, LiveSettings(clients=("java", "kafka-python")))
+    assert same.assignor is None and none is None
+    given = LiveSettings(clients=("java", "librdkafka"), assignor="sticky")
+    assert choose_assignor(scenario, schedule, given) == (given, None)
+    with pytest.raises(InvalidScenario, match="--assignor"):
+        check_live(scenario, schedule, given)
+
+
+def test_the_historys_own_assignor_comes_first_when_every_library_runs_it():
+    """A member naming sticky then range on librdkafka: range is the history's own and every library
+    runs it, so it is chosen before cooperative-sticky."""
+    from stickyproof.live.choice import choose_assignor
+
+    doc = {**TWO_MEMBERS, "scenario": {**TWO_MEMBERS["scenario"], "members": [
+        {"id": "c1", "topics": ["t"], "assignors": ["roundrobin"]}]},
+        "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t"], "assignors": ["sticky", "roundrobin"]}]}
+    sim = simulation_from_dict(doc)
+    chosen, note = choose_assignor(sim.scenario, sim.schedule, LiveSettings(clients=("java", "librdkafka")))
+    assert chosen.assignor == "roundrobin" and note.startswith("librdkafka has no sticky: every member runs roundrobin")
+
+
+def test_the_assignor_choice_is_one_line_on_stderr_before_the_broker(capsys, monkeypatch):
+    """The command says the choice before it starts anything (the broker start is replaced here by a
+    refusal, so no broker runs)."""
+    from stickyproof.live import broker as broker_module
+    from stickyproof.live.broker import BrokerUnavailable as Unavailable
+
+    def refuse(**_):
+        raise Unavailable("no broker in this test")
+
+    monkeypatch.setattr(broker_module, "running_broker", refuse)
+    assert cli_main(["live", "kip341-stale-rejoin", "--clients", "java,librdkafka"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "librdkafka has no sticky: every member runs cooperative-sticky; --assignor NAME to choose"
+    assert len(err) == 2 and err[1].startswith("BrokerUnavailable:")
+
+
 @pytest.mark.parametrize("argv, needle", [
-    (["live", "kip341-stale-rejoin", "--clients", "franz-go"], "--clients"),
+    (["live", "kip341-stale-rejoin", "--clients", "sarama"], "--clients"),
     (["live", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], "--assignor"),
     (["live", "no-such-history"], "no-such-history"),
 ])

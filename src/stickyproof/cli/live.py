@@ -26,11 +26,15 @@ def _clients(text: str) -> tuple[str, ...]:
 def _cmd_live(args: argparse.Namespace) -> int:
     from ..group.runner import resolve_simulation
     from ..live.broker import running_broker
+    from ..live.choice import choose_assignor
     from ..live.run import LiveSettings, check_live, render_live, run_live
 
     clients = _clients(args.clients)
     scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
     settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor, clients=clients)
+    settings, note = choose_assignor(scenario, schedule, settings)
+    if note:
+        print(note, file=sys.stderr)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
     with running_broker(bootstrap=args.bootstrap) as broker:
         result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
