@@ -297,7 +297,8 @@ def _member_pids() -> set[int]:
             except (OSError, ValueError, IndexError):
                 continue
             if ppid == os.getpid() and (b"stickyproof.live.LiveMember" in cmd
-                                        or any(a.startswith(b"stickyproof.live.members") for a in cmd)):
+                                        or any(a.startswith(b"stickyproof.live.members") for a in cmd)
+                                        or cmd[0].endswith(b"stickyproof-franz-go-member")):
                 out.add(int(entry))
     return out
 
@@ -387,3 +388,45 @@ def test_the_last_rebalance_is_the_last_generation_that_moved_a_partition():
              g("assigned", "c2", 61, 2, 1)]
     assert last_rebalance_start(eager, 0, 1000, cooperative=False) == (50, 2)
     assert last_rebalance_start([g("assigned", "c1", 5, -1, 0)], 0, 1000, cooperative=False) is None
+
+
+FRANZ = {
+    "format": "stickyproof.simulation/1",
+    "name": "java-and-franz-go",
+    "scenario": {"format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 4, "u": 2},
+                 "members": [{"id": "c1", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]}]},
+    "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]},
+               {"at": 5, "event": "join", "member": "c3", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]},
+               {"at": 9, "event": "subscribe", "member": "c2", "topics": ["t"]}],
+}
+
+
+def test_java_and_franz_go_members_share_one_group(broker, tmp_path, capsys):
+    """c2 is a franz-go (kgo) member between two Java consumers; it joins, is handed partitions with
+    kgo's generation and member id, then drops topic u from its subscription. The settled group owns
+    every partition exactly once, u only on Java members, and no member process is left."""
+    import json
+    import shutil
+
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH: the franz-go member is built with go")
+    history = tmp_path / "franz.json"
+    history.write_text(json.dumps(FRANZ))
+    before = processes.running_children()
+    code = cli_main(["live", str(history), "--clients", "java,franz-go", "--bootstrap", broker.bootstrap, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, ([m for m in doc["monitors"] if not m["ok"]], doc["timeline"])
+    assert doc["member_clients"] == {"c1": "java", "c2": "franz-go", "c3": "java"}
+    owners: dict = {}
+    for member, tps in doc["assignment"].items():
+        for t, p in tps:
+            owners.setdefault((t, p), []).append(member)
+    assert sorted(owners) == [("t", p) for p in range(4)] + [("u", 0), ("u", 1)]
+    assert all(len(ms) == 1 for ms in owners.values()), owners
+    assert not any(t == "u" for t, _ in doc["assignment"]["c2"])
+    franz = [e for e in doc["timeline"] if e["member"] == "c2"]
+    assert any(e["what"] == "assigned" and e.get("generation", -1) >= 1 and e.get("partitions") for e in franz), franz
+    assert any(e["what"] == "subscribed" for e in franz)
+    assert doc["grades"] and doc["grades"][-1]["assignor"] == "cooperative-sticky"
+    assert processes.running_children() == before == [broker.pid]
+    assert _member_pids() == set()
