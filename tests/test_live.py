@@ -171,8 +171,65 @@ def test_an_assignor_release_is_refused_naming_assignor():
         check_live(sim.scenario, sim.schedule, LiveSettings(group_protocol="consumer", assignor="sticky"))
 
 
+def _bundled(name: str):
+    from stickyproof.group.runner import resolve_simulation
+
+    scenario, schedule, *_ = resolve_simulation(name, None, (), None)
+    return scenario, schedule
+
+
+def test_a_library_lacking_the_historys_assignor_runs_the_first_every_library_runs():
+    """kip341-stale-rejoin's members run eager sticky, which librdkafka lacks: with java,librdkafka and
+    no --assignor every member runs cooperative-sticky (the history's own sticky is not common), said
+    in one line; java alone keeps sticky; a given --assignor is never replaced."""
+    from stickyproof.live.choice import choose_assignor
+
+    scenario, schedule = _bundled("kip341-stale-rejoin")
+    with pytest.raises(InvalidScenario, match="--assignor NAME"):
+        check_live(scenario, schedule, LiveSettings(clients=("java", "librdkafka")))
+    chosen, note = choose_assignor(scenario, schedule, LiveSettings(clients=("java", "librdkafka")))
+    assert chosen.assignor == "cooperative-sticky"
+    assert note == "librdkafka has no sticky: every member runs cooperative-sticky; --assignor NAME to choose"
+    check_live(scenario, schedule, chosen)
+    same, none = choose_assignor(scenario, schedule, LiveSettings(clients=("java", "kafka-python")))
+    assert same.assignor is None and none is None
+    given = LiveSettings(clients=("java", "librdkafka"), assignor="sticky")
+    assert choose_assignor(scenario, schedule, given) == (given, None)
+    with pytest.raises(InvalidScenario, match="--assignor"):
+        check_live(scenario, schedule, given)
+
+
+def test_the_historys_own_assignor_comes_first_when_every_library_runs_it():
+    """A member naming sticky then range on librdkafka: range is the history's own and every library
+    runs it, so it is chosen before cooperative-sticky."""
+    from stickyproof.live.choice import choose_assignor
+
+    doc = {**TWO_MEMBERS, "scenario": {**TWO_MEMBERS["scenario"], "members": [
+        {"id": "c1", "topics": ["t"], "assignors": ["roundrobin"]}]},
+        "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t"], "assignors": ["sticky", "roundrobin"]}]}
+    sim = simulation_from_dict(doc)
+    chosen, note = choose_assignor(sim.scenario, sim.schedule, LiveSettings(clients=("java", "librdkafka")))
+    assert chosen.assignor == "roundrobin" and note.startswith("librdkafka has no sticky: every member runs roundrobin")
+
+
+def test_the_assignor_choice_is_one_line_on_stderr_before_the_broker(capsys, monkeypatch):
+    """The command says the choice before it starts anything (the broker start is replaced here by a
+    refusal, so no broker runs)."""
+    from stickyproof.live import broker as broker_module
+    from stickyproof.live.broker import BrokerUnavailable as Unavailable
+
+    def refuse(**_):
+        raise Unavailable("no broker in this test")
+
+    monkeypatch.setattr(broker_module, "running_broker", refuse)
+    assert cli_main(["live", "kip341-stale-rejoin", "--clients", "java,librdkafka"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "librdkafka has no sticky: every member runs cooperative-sticky; --assignor NAME to choose"
+    assert len(err) == 2 and err[1].startswith("BrokerUnavailable:")
+
+
 @pytest.mark.parametrize("argv, needle", [
-    (["live", "kip341-stale-rejoin", "--clients", "franz-go"], "--clients"),
+    (["live", "kip341-stale-rejoin", "--clients", "sarama"], "--clients"),
     (["live", "kip341-stale-rejoin", "--assignor", "sticky@2.2"], "--assignor"),
     (["live", "no-such-history"], "no-such-history"),
 ])
@@ -240,7 +297,8 @@ def _member_pids() -> set[int]:
             except (OSError, ValueError, IndexError):
                 continue
             if ppid == os.getpid() and (b"stickyproof.live.LiveMember" in cmd
-                                        or any(a.startswith(b"stickyproof.live.members") for a in cmd)):
+                                        or any(a.startswith(b"stickyproof.live.members") for a in cmd)
+                                        or cmd[0].endswith(b"stickyproof-franz-go-member")):
                 out.add(int(entry))
     return out
 
@@ -330,6 +388,48 @@ def test_the_last_rebalance_is_the_last_generation_that_moved_a_partition():
              g("assigned", "c2", 61, 2, 1)]
     assert last_rebalance_start(eager, 0, 1000, cooperative=False) == (50, 2)
     assert last_rebalance_start([g("assigned", "c1", 5, -1, 0)], 0, 1000, cooperative=False) is None
+
+
+FRANZ = {
+    "format": "stickyproof.simulation/1",
+    "name": "java-and-franz-go",
+    "scenario": {"format": "stickyproof.scenario/1", "protocol": "cooperative", "topics": {"t": 4, "u": 2},
+                 "members": [{"id": "c1", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]}]},
+    "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]},
+               {"at": 5, "event": "join", "member": "c3", "topics": ["t", "u"], "assignors": ["cooperative-sticky"]},
+               {"at": 9, "event": "subscribe", "member": "c2", "topics": ["t"]}],
+}
+
+
+def test_java_and_franz_go_members_share_one_group(broker, tmp_path, capsys):
+    """c2 is a franz-go (kgo) member between two Java consumers; it joins, is handed partitions with
+    kgo's generation and member id, then drops topic u from its subscription. The settled group owns
+    every partition exactly once, u only on Java members, and no member process is left."""
+    import json
+    import shutil
+
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH: the franz-go member is built with go")
+    history = tmp_path / "franz.json"
+    history.write_text(json.dumps(FRANZ))
+    before = processes.running_children()
+    code = cli_main(["live", str(history), "--clients", "java,franz-go", "--bootstrap", broker.bootstrap, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, ([m for m in doc["monitors"] if not m["ok"]], doc["timeline"])
+    assert doc["member_clients"] == {"c1": "java", "c2": "franz-go", "c3": "java"}
+    owners: dict = {}
+    for member, tps in doc["assignment"].items():
+        for t, p in tps:
+            owners.setdefault((t, p), []).append(member)
+    assert sorted(owners) == [("t", p) for p in range(4)] + [("u", 0), ("u", 1)]
+    assert all(len(ms) == 1 for ms in owners.values()), owners
+    assert not any(t == "u" for t, _ in doc["assignment"]["c2"])
+    franz = [e for e in doc["timeline"] if e["member"] == "c2"]
+    assert any(e["what"] == "assigned" and e.get("generation", -1) >= 1 and e.get("partitions") for e in franz), franz
+    assert any(e["what"] == "subscribed" for e in franz)
+    assert doc["grades"] and doc["grades"][-1]["assignor"] == "cooperative-sticky"
+    assert processes.running_children() == before == [broker.pid]
+    assert _member_pids() == set()
 
 
 # ------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import sys
 
 from ._common import add_json_flag, positive_int, print_json
 
-CLIENTS = ("java", "librdkafka", "kafka-python")
-"""The member libraries a live run drives (``live.run.CLIENTS``; issue 24 names franz-go next)."""
+CLIENTS = ("java", "librdkafka", "kafka-python", "franz-go")
+"""The member libraries a live run drives (``live.run.CLIENTS``)."""
 
 
 def _clients(text: str) -> tuple[str, ...]:
@@ -26,11 +26,15 @@ def _clients(text: str) -> tuple[str, ...]:
 def _cmd_live(args: argparse.Namespace) -> int:
     from ..group.runner import resolve_simulation
     from ..live.broker import running_broker
+    from ..live.choice import choose_assignor
     from ..live.run import LiveSettings, check_live, render_live, run_live
 
     clients = _clients(args.clients)
     scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
     settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor, clients=clients)
+    settings, note = choose_assignor(scenario, schedule, settings)
+    if note:
+        print(note, file=sys.stderr)
     check_live(scenario, schedule, settings)  # bad input is refused before a broker starts
     if args.compare:
         from ..live.compare import check_comparable, joins_as_members
@@ -71,7 +75,7 @@ def add_live(sub: argparse._SubParsersAction) -> None:
                    help="bundled scenario name (its history from the catalogue), scenario file, or stickyproof.simulation/1 document")
     p.add_argument("--events", metavar="FILE", help="events file (replaces the scenario's own history)")
     p.add_argument("--clients", default="java", metavar="LIST", help="member libraries, comma-separated, members assigned round-robin over them: "
-                   "java, librdkafka (confluent-kafka), kafka-python (default java)")
+                   "java, librdkafka (confluent-kafka), kafka-python, franz-go (default java)")
     p.add_argument("--assignor", metavar="NAME",
                    help="every member's assignor: range, roundrobin, sticky, cooperative-sticky (classic); uniform, range "
                    "(--group-protocol consumer, the broker's)")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,7 @@ from ..model import Scenario, TopicPartition
 from . import processes
 from .broker import Broker, peak_rss_bytes
 from .java_member import JavaMember, MemberFailed, Report, member_program
-from .members import LIBRARY_MODULES
+from .members import library_program
 from .settled import SettledGrade, grade_settle_points
 
 __all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
@@ -57,13 +56,14 @@ JAVA_ASSIGNORS = {
 }
 """The classic assignor names a live Java member accepts, as ``partition.assignment.strategy`` classes."""
 
-CLIENTS = ("java", "librdkafka", "kafka-python")
-"""The member libraries a live run drives: Kafka's Java consumer, confluent-kafka (librdkafka), kafka-python."""
+CLIENTS = ("java", "librdkafka", "kafka-python", "franz-go")
+"""The member libraries a live run drives: Kafka's Java consumer, confluent-kafka (librdkafka), kafka-python, franz-go."""
 
 CLIENT_ASSIGNORS = {
     "java": tuple(JAVA_ASSIGNORS),
     "librdkafka": ("range", "roundrobin", "cooperative-sticky"),
     "kafka-python": ("range", "roundrobin", "sticky", "cooperative-sticky"),
+    "franz-go": ("range", "roundrobin", "sticky", "cooperative-sticky"),
 }
 """The classic assignors each library has, by the protocol name the group matches across libraries
 (a Java ``RangeAssignor`` and librdkafka's ``range`` both join as ``range``): librdkafka has no eager
@@ -432,8 +432,7 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     programs = {"java": member_program()}
     for client in settings.clients:
         if client != "java":
-            # unbuffered: a report is written when it happens, not when a buffer fills
-            programs[client] = [sys.executable, "-u", "-m", LIBRARY_MODULES[client]]
+            programs[client] = library_program(client)
     run = _Run(bootstrap, f"stickyproof-{name or 'live'}-{run_id}", settings, scenario, programs,
                member_clients(scenario, schedule, settings.clients), directory,
                f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)

@@ -2,6 +2,7 @@
 
     python -m stickyproof.live.members.librdkafka     confluent-kafka (librdkafka) as a member
     python -m stickyproof.live.members.kafka_python   kafka-python as a member
+    library_program("franz-go")                       franz-go: a Go program (peers/franz-go-member), built and cached
 
 Each is a small program run as a child process, like ``peers/kafka-member``: commands on standard
 input (``start``, ``subscribe``, ``stall``, ``leave``, ``crash``), reports on standard output, one JSON
@@ -27,13 +28,24 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["Library", "serve", "report", "partitions_json", "LIBRARY_MODULES"]
+__all__ = ["Library", "serve", "report", "partitions_json", "LIBRARY_MODULES", "library_program"]
 
 LIBRARY_MODULES = {
     "librdkafka": "stickyproof.live.members.librdkafka",
     "kafka-python": "stickyproof.live.members.kafka_python",
 }
 """``--clients`` name -> the module ``python -m`` runs as that library's member."""
+
+
+def library_program(client: str) -> list[str]:
+    """The argv that starts one member of ``client`` (not ``java``: ``java_member.member_program``): a
+    Python module run unbuffered (a report is written when it happens, not when a buffer fills), or
+    franz-go's Go program, built against the pinned franz-go on first use."""
+    if client == "franz-go":
+        from .franz_go import member_program
+
+        return member_program()
+    return [sys.executable, "-u", "-m", LIBRARY_MODULES[client]]
 
 POLL_SECONDS = 0.05
 
