@@ -141,7 +141,7 @@ def test_the_double_consumption_check_finds_an_overlap():
                _r("assigned", "c2", 20, 0), _r("revoked", "c1", 25, 0)]
     spans = consumption_intervals(reports)
     assert sorted(spans[TopicPartition("t", 0)]) == [(10, 25, "c1"), (20, 25, "c2")]
-    from stickyproof.live.run import _verdicts
+    from stickyproof.live.reports import monitor_verdicts as _verdicts
 
     verdicts = {v.monitor: v for v in _verdicts(reports, 0, "", {"c1": frozenset({TopicPartition("t", 1)}),
                                                                    "c2": frozenset({TopicPartition("t", 0)})},
