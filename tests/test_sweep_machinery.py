@@ -139,6 +139,17 @@ def test_progress_lines_come_every_ten_seconds_with_elapsed_time_and_eta():
     assert lines.line(_status(432)) is None
 
 
+def test_the_eta_is_reckoned_in_planned_cost_when_the_large_tasks_run_first():
+    # one large task (cost 150) of 1 + 431 small ones (cost 1 each) done after 3 minutes: by tasks the
+    # ETA would read 22 hours; by cost, 581 - 150 = 431 units left at 150 units per 3 minutes
+    now = [0.0]
+    lines = ProgressLines(every=10.0, now=lambda: now[0])
+    lines.line(_status(0))
+    now[0] = 180.0
+    status = GradingStatus(done=1, total=432, kept=1, owed=432, cost_done=150.0, cost_total=581.0)
+    assert lines.line(status) == "graded 1/432 tasks, 3m00s, ETA 8m37s"
+
+
 def test_a_long_task_is_named_in_the_progress():
     large = Running(index=0, assignor="cooperative-sticky", scale="large", seconds=95.0)
     short = Running(index=7, assignor="range", scale="small", seconds=0.2)

@@ -78,7 +78,10 @@ class ProgressLines:
         elapsed = t - self.began
         text = f"graded {int(status.done)}/{status.total} tasks, {clock(elapsed)}"
         if 0 < status.done < status.total:
-            text += f", ETA {clock(elapsed * (status.total - status.done) / status.done)}"
+            # reckoned in planned cost, not in tasks: the large histories run first and are most of the work
+            done, total = (status.cost_done, status.cost_total) if status.cost_total > 0 and status.cost_done > 0 \
+                else (status.done, status.total)
+            text += f", ETA {clock(elapsed * (total - done) / done)}"
         note = running_note(status.running)
         if note:
             text += f"; running {note}"

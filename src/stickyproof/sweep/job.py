@@ -67,6 +67,10 @@ class GradingStatus:
     running: tuple[Running, ...] = ()
     started: bool = True
     """False for the call made before Spark starts (the tasks present are known, grading is not)."""
+    cost_done: float = 0.0
+    cost_total: float = 0.0
+    """The same progress in the plan's cost units (``plan.COSTS``: a large history is 150 small ones),
+    which an ETA must be reckoned in: the large tasks run first, so counting tasks would promise hours."""
 
 # Concurrent chunk jobs: two keep every core busy across chunk boundaries.
 CONCURRENT_CHUNKS = 2
@@ -269,7 +273,8 @@ def run_grading(
     tasks_present = sum(len({a for a in present.get(i, set()) & set(assignors) if (i, a) not in skip}) for i in range(count))
     total_tasks = sum(len(c.tasks) for c in chunks)
 
-    state = {"committed": 0.0, "shown": 0.0}
+    state = {"committed": 0.0, "shown": 0.0, "committed_cost": 0.0, "shown_cost": 0.0}
+    total_cost = sum(c.cost for c in chunks)
     running: dict[str, Chunk] = {}
     lock = threading.Lock()
     stop = threading.Event()
@@ -280,13 +285,16 @@ def run_grading(
         with lock:
             chunks_now = list(running.values())
             committed = state["committed"]
+            current_cost = state["committed_cost"]
         now = time.time()
         current = committed
         busy: list[Running] = []
         for chunk in chunks_now:
             slots = _read_status(status_dir_of(out.staging_path(chunk.name)))
             by_status = sum(int(doc.get("done") or 0) for doc in slots)
-            current += max(len(chunk.tasks) * _safe_fraction(sc, chunk), min(by_status, len(chunk.tasks)))
+            fraction = max(_safe_fraction(sc, chunk), min(by_status, len(chunk.tasks)) / max(1, len(chunk.tasks)))
+            current += len(chunk.tasks) * fraction
+            current_cost += chunk.cost * fraction
             for doc in slots:
                 if doc.get("running"):
                     index, assignor, since = doc["running"]
@@ -294,11 +302,14 @@ def run_grading(
         with lock:
             state["shown"] = max(state["shown"], min(current, float(total_tasks)))
             shown = state["shown"]
+            state["shown_cost"] = max(state["shown_cost"], min(current_cost, total_cost))
+            shown_cost = state["shown_cost"]
         if progress is not None:
             progress(shown, total_tasks)
         if status is not None:
             busy.sort(key=lambda r: (-r.seconds, r.index, r.assignor))
-            status(GradingStatus(shown, total_tasks, tasks_present + int(committed), tasks_present + total_tasks, tuple(busy)))
+            status(GradingStatus(shown, total_tasks, tasks_present + int(committed), tasks_present + total_tasks, tuple(busy),
+                                 cost_done=shown_cost, cost_total=total_cost))
 
     def poll() -> None:
         while not stop.wait(0.5):
@@ -345,6 +356,7 @@ def run_grading(
                 with lock:
                     running.pop(chunk.name, None)
                     state["committed"] += len(chunk.tasks)
+                    state["committed_cost"] += chunk.cost
                 report()
     except BaseException:
         # Kill what still runs (Ctrl-C, or another chunk failed); staged parts are dropped at the next start.
