@@ -311,6 +311,10 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     subs = subscribers_of(scenario)
     _, scale = _weights(scenario, subs, tiers)
     num = len(assignable_partitions(scenario))
+    if _homogeneous(subs) and tiers[:2] == ("balance", "spread"):
+        fast = _solve_homogeneous(scenario, subs, tiers, started)
+        if fast is not None:
+            return fast
     if scale * max(1, 2 * num) * max(1, num) >= _INT64_SAFE:
         return _solve_staged(scenario, tiers, started, cpsat_seconds)
     net = _build(scenario, tiers)
@@ -326,6 +330,151 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     proven = not failures
     return ConsumerOptimum("flow", "OPTIMAL" if proven else "FEASIBLE", proven, tiers, assignment, objective,
                            time.perf_counter() - started, "; ".join(failures))
+
+
+# ------------------------------------------------------------------------------------------
+# Homogeneous groups: K1 and K2 in closed form, K3-K4 by a small flow (models/optimal-assignment.md §10)
+
+
+def _homogeneous(subs: Mapping[str, tuple[str, ...]]) -> bool:
+    """Every member with an assignable topic subscribes to every assignable topic."""
+    members = {m for ms in subs.values() for m in ms}
+    return bool(subs) and all(len(ms) == len(members) for ms in subs.values())
+
+
+def _solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: tuple[str, ...],
+                       started: float) -> ConsumerOptimum | None:
+    """The optimum of a homogeneous group, or None when the certificate does not hold (the caller
+    then solves the general network).
+
+    With M subscribers, P partitions and n_t partitions of topic t: sum load^2 over integer loads
+    summing to P is smallest exactly when the loads are within one (q = P // M or q + 1), and
+    sum count(m, t)^2 exactly when each topic's counts are within one (f_t = n_t // M or f_t + 1);
+    both at once are always possible (hand each topic's n_t % M extras round-robin, continuing where
+    the previous topic stopped). So the K1-K2-optimal assignments are exactly those inside these
+    bounds, and among them K3-K4 are a max-gain flow over
+    ``class -> pair(t, holder)`` (kept), ``class -> hub(t, replica racks) -> pair(t, m)`` (rack
+    local), ``pair(t, m) -> m`` (f_t units at cost -B, one at 0), ``m -> SINK`` (q units at -B,
+    one at 0), with B above every gain, so the lower bounds are met whenever they can be: arcs
+    linear in classes + hubs x members + topics x members instead of the P units per member and
+    per pair of the general network.
+
+    Certificate: ``check_certificate`` accepts node potentials for the flow (min cost in this
+    network); every -B arc is saturated (the flow is inside the bounds, so K1 and K2 are at their
+    closed-form minimum); the recount of the assignment gives those minima and the flow's gain.
+    """
+    members = tuple(sorted({m for ms in subs.values() for m in ms}))
+    meta = {t.name: t for t in scenario.topics}
+    num_members = len(members)
+    total = sum(meta[t].partitions for t in subs)
+    q = total // num_members
+    lower = [t for t in tiers[2:]]
+    weights = {t: 0 for t in TIERS}
+    scale = 1
+    for tier in reversed(lower):
+        weights[tier] = scale
+        scale *= total + 1
+    big = scale * max(1, total) + 1  # above any total gain: sum over partitions of at most the weights of racks + kept
+    if big * 2 * max(1, total) >= _INT64_SAFE:
+        return None
+    member_index = {m: i for i, m in enumerate(members)}
+    racks = {m.id: m.rack or None for m in scenario.members}
+    classes = _classes(scenario, subs)
+    topics = tuple(subs)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    hubs = sorted({(t, rs) for t, _, rs, _ in classes}, key=lambda k: (k[0], sorted(k[1])))
+    hub_index = {h: i for i, h in enumerate(hubs)}
+    # Node layout: SINK, classes, hubs, pairs (topic-major), members.
+    sink, class0 = 0, 1
+    hub0 = class0 + len(classes)
+    pair0 = hub0 + len(hubs)
+    member0 = pair0 + len(topics) * num_members
+    num_nodes = member0 + num_members
+    tail: list[np.ndarray] = []
+    head: list[np.ndarray] = []
+    cap: list[np.ndarray] = []
+    cost: list[np.ndarray] = []
+
+    def arcs(t, h, c, k):
+        tail.append(np.asarray(t, dtype=np.int64)); head.append(np.asarray(h, dtype=np.int64))
+        cap.append(np.broadcast_to(np.asarray(c, dtype=np.int64), tail[-1].shape))
+        cost.append(np.broadcast_to(np.asarray(k, dtype=np.int64), tail[-1].shape))
+
+    supply = np.zeros(num_nodes, dtype=np.int64)
+    direct_class, direct_member = [], []
+    for c, (topic, holder, rs, tps) in enumerate(classes):
+        supply[class0 + c] = len(tps)
+        if holder is not None:
+            # K4 (and K3 when the holder's rack holds a replica): the class's partitions kept by their holder.
+            gain = weights["kept"] + weights["racks"] * (racks[holder] is not None and racks[holder] in rs)
+            direct_class.append(c); direct_member.append(member_index[holder])
+            arcs([class0 + c], [pair0 + topic_index[topic] * num_members + member_index[holder]], [len(tps)], [-gain])
+    num_direct = len(direct_class)
+    hub_of_class = np.asarray([hub0 + hub_index[(t, rs)] for t, _, rs, _ in classes], dtype=np.int64)
+    arcs(class0 + np.arange(len(classes)), hub_of_class, [len(tps) for *_, tps in classes], 0)
+    member_racks = [racks[m] for m in members]
+    for h, (topic, rs) in enumerate(hubs):
+        # K3: a partition moved to a member whose rack holds one of its replicas is local.
+        local = np.asarray([r is not None and r in rs for r in member_racks], dtype=np.int64)
+        arcs(np.full(num_members, hub0 + h), pair0 + topic_index[topic] * num_members + np.arange(num_members),
+             meta[topic].partitions, -weights["racks"] * local)
+    pair_nodes = pair0 + np.arange(len(topics) * num_members)
+    pair_members = member0 + np.tile(np.arange(num_members), len(topics))
+    floors = np.repeat(np.asarray([meta[t].partitions // num_members for t in topics], dtype=np.int64), num_members)
+    # K2: each topic's counts within one: f_t units forced (cost -B), one more free.
+    forced_start = sum(a.size for a in tail)
+    arcs(pair_nodes, pair_members, floors, -big)
+    arcs(member0 + np.arange(num_members), np.full(num_members, sink), q, -big)  # K1: q units forced per member
+    forced_stop = sum(a.size for a in tail)
+    arcs(pair_nodes, pair_members, 1, 0)
+    arcs(member0 + np.arange(num_members), np.full(num_members, sink), 1, 0)
+    supply[sink] = -total
+    t_, h_, c_, k_ = (np.concatenate(x) for x in (tail, head, cap, cost))
+    flow = _solve_network(_Network(num_nodes, t_, h_, c_, k_, supply, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                   np.zeros(0, np.int64), (), members, weights))
+    potential = potentials_of(num_nodes, t_, h_, c_, k_, flow)
+    check = check_certificate(t_, h_, c_, k_, flow, supply, potential)
+    failures = list(check.failures)
+    unsaturated = int((flow[forced_start:forced_stop] < c_[forced_start:forced_stop]).sum())
+    if unsaturated:
+        failures.append(f"{unsaturated} lower-bound arcs unsaturated")
+    # Read back: direct arcs first, then each hub's pool of the rest, handed out in arc order.
+    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
+    taken = [0] * len(classes)
+    for a in range(num_direct):
+        n = int(flow[a])
+        c = direct_class[a]
+        out[members[direct_member[a]]].extend(classes[c][3][taken[c]:taken[c] + n])
+        taken[c] += n
+    pools: list[list[TopicPartition]] = [[] for _ in hubs]
+    for c, (topic, _, rs, tps) in enumerate(classes):
+        pools[hub_index[(topic, rs)]].extend(tps[taken[c]:])
+    hub_arc0 = num_direct + len(classes)
+    hub_flow = flow[hub_arc0:hub_arc0 + len(hubs) * num_members].reshape(len(hubs), num_members) if hubs else np.zeros((0, 0))
+    for h in range(len(hubs)):
+        at = 0
+        for i in np.flatnonzero(hub_flow[h]).tolist():
+            n = int(hub_flow[h, i])
+            out[members[i]].extend(pools[h][at:at + n])
+            at += n
+    assignment = Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
+    objective = consumer_objective(scenario, assignment)
+    r = total - q * num_members
+    k1 = r * (q + 1) ** 2 + (num_members - r) * q * q
+    k2 = 0
+    for t in topics:
+        f, rt = divmod(meta[t].partitions, num_members)
+        k2 += rt * (f + 1) ** 2 + (num_members - rt) * f * f
+    forced = int(c_[forced_start:forced_stop].sum())
+    gain = -(int((flow * k_).sum()) + big * forced)
+    if (objective.sum_squares, objective.spread) != (k1, k2):
+        failures.append(f"recount: sum of squares {objective.sum_squares}, spread {objective.spread}; closed forms {k1}, {k2}")
+    if gain != weights["racks"] * objective.rack_local + weights["kept"] * objective.kept:
+        failures.append(f"recount: the assignment gains {weights['racks'] * objective.rack_local + weights['kept'] * objective.kept}, the flow {gain}")
+    if failures:
+        return None
+    return ConsumerOptimum("flow-homogeneous", "OPTIMAL", True, tiers, assignment, objective,
+                           time.perf_counter() - started, "")
 
 
 # ------------------------------------------------------------------------------------------
