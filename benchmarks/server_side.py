@@ -153,10 +153,10 @@ def _port_run(scenario, name: str, iterations: int):
     return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members])
 
 
-def _oracle_run(scenario):
+def _oracle_run(scenario, cpsat_seconds):
     from stickyproof.oracle.consumer import solve_consumer
 
-    opt = solve_consumer(scenario)
+    opt = solve_consumer(scenario, cpsat_seconds=cpsat_seconds)
     return opt.seconds, opt.engine, opt.proven, opt.detail
 
 
@@ -174,14 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assignors", nargs="+", default=list(ASSIGNORS), choices=list(ASSIGNORS))
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured Java calls first (JMH: 5)")
     parser.add_argument("--iterations", type=int, default=5, help="measured Java calls (JMH: 5)")
-    parser.add_argument("--port-iterations", type=int, default=1)
+    parser.add_argument("--port-iterations", type=int, default=3, help="the port's calls; the median is shown")
     parser.add_argument("--oracle-max-partitions", type=int, default=20000, help="skip the oracle above this many partitions (0: never run it)")
+    parser.add_argument("--cpsat-seconds", type=float, default=20.0, help="bound on each CP-SAT stage of the oracle (groups too large for one flow)")
     parser.add_argument("--version", default=None, help="the Kafka release of the Java side (default: the kafka-java pin)")
     args = parser.parse_args(argv)
     for flag in ("members", "ratio", "topics"):
         if any(v <= 0 for v in getattr(args, flag)):
             print(f"--{flag}: every value must be positive", file=sys.stderr)
             return 2
+
+    from ortools.graph.python import min_cost_flow  # noqa: F401  imported before the forks: no import in the timings
 
     jars = {name: coordinator_assignor(name, args.version) for name in args.assignors}
     for jar in jars.values():
@@ -228,7 +231,7 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", ""
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
-        oracle, oracle_mb = _in_child(_oracle_run, scenario)
+        oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)
         if oracle[0] == "error":
             oracle_cols = f"{'-':>9} {oracle_mb:>9.0f}  {oracle[1]}"
         else:

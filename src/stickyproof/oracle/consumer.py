@@ -25,7 +25,7 @@ The oracle never imports the assignors: everything here is read from the scenari
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -173,11 +173,12 @@ def _classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tu
     holders = _holders(scenario)
     racks = {m.id: m.rack or None for m in scenario.members}
     groups: dict[tuple[str, str | None, frozenset[str]], list[TopicPartition]] = {}
+    subscriber_sets = {t: frozenset(ms) for t, ms in subs.items()}
+    racks_of_subscribers = {t: frozenset(r for r in (racks[m] for m in ms) if r is not None) for t, ms in subs.items()}
     for tp in assignable_partitions(scenario):
-        members = subs[tp.topic]
         holder = holders.get(tp)
-        holder = holder if holder in members else None
-        member_racks = frozenset(r for r in (racks[m] for m in members) if r is not None)
+        holder = holder if holder in subscriber_sets[tp.topic] else None
+        member_racks = racks_of_subscribers[tp.topic]
         key = (tp.topic, holder, _replica_racks(scenario, tp) & member_racks)
         groups.setdefault(key, []).append(tp)
     return [(t, h, r, tps) for (t, h, r), tps in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", sorted(kv[0][2])))]
@@ -311,6 +312,9 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     subs = subscribers_of(scenario)
     _, scale = _weights(scenario, subs, tiers)
     num = len(assignable_partitions(scenario))
+    parts = _components(subs)
+    if len(parts) > 1:
+        return _solve_components(scenario, parts, tiers, started, cpsat_seconds)
     if _homogeneous(subs) and tiers[:2] == ("balance", "spread"):
         fast = _solve_homogeneous(scenario, subs, tiers, started)
         if fast is not None:
@@ -330,6 +334,68 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     proven = not failures
     return ConsumerOptimum("flow", "OPTIMAL" if proven else "FEASIBLE", proven, tiers, assignment, objective,
                            time.perf_counter() - started, "; ".join(failures))
+
+
+# ------------------------------------------------------------------------------------------
+# Independent parts: topics linked by a common subscriber
+
+
+def _components(subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The assignable topics split into groups no member subscribes across (sorted, deterministic)."""
+    parent = {t: t for t in subs}
+
+    def find(t: str) -> str:
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    first: dict[str, str] = {}
+    for t, ms in subs.items():
+        for m in ms:
+            if m in first:
+                a, b = find(first[m]), find(t)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                first[m] = t
+    out: dict[str, list[str]] = {}
+    for t in subs:
+        out.setdefault(find(t), []).append(t)
+    return [tuple(ts) for _, ts in sorted(out.items())]
+
+
+def _solve_components(scenario: Scenario, parts: list[tuple[str, ...]], tiers: tuple[str, ...], started: float,
+                      cpsat_seconds: float | None) -> ConsumerOptimum:
+    """Each part solved on its own and the answers joined.
+
+    Every tier is a sum over members (K1, K2) or partitions (K3, K4), and no member or partition
+    belongs to two parts, so each tier of the whole is the sum of the parts' and an assignment is
+    lexicographically optimal exactly when each part's restriction is (tier by tier: a sum is at its
+    minimum only when every term is). Proven when every part is; the joined objective is recounted."""
+    subs = subscribers_of(scenario)
+    out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
+    engines, details, proven, status = [], [], True, "OPTIMAL"
+    for topics in parts:
+        names = set(topics)
+        ids = {m for t in topics for m in subs[t]}
+        sub = replace(scenario, topics=tuple(t for t in scenario.topics if t.name in names),
+                      members=tuple(m for m in scenario.members if m.id in ids))
+        opt = solve_consumer(sub, tiers=tiers, cpsat_seconds=cpsat_seconds)
+        if opt.assignment is None:
+            return ConsumerOptimum(opt.engine, opt.status, False, tiers, None, None, time.perf_counter() - started,
+                                   f"part {', '.join(topics)}: {opt.detail}")
+        engines.append(opt.engine)
+        proven &= opt.proven
+        if not opt.proven:
+            status = opt.status
+            details.append(f"part {', '.join(topics)}: {opt.detail}")
+        for m, tps in opt.assignment.assignment.items():
+            out[m] = tps
+    assignment = Assignment(out)
+    engine = f"parts({len(parts)}: {', '.join(sorted(set(engines)))})"
+    return ConsumerOptimum(engine, status, proven, tiers, assignment, consumer_objective(scenario, assignment),
+                           time.perf_counter() - started, "; ".join(details))
 
 
 # ------------------------------------------------------------------------------------------
