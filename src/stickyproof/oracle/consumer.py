@@ -129,18 +129,26 @@ def _replica_racks(scenario: Scenario, tp: TopicPartition) -> frozenset[str]:
     return frozenset(t.racks[tp.partition])
 
 
+def _racks_by_topic(scenario: Scenario) -> dict[str, list[frozenset[str]] | None]:
+    """Each topic's replica racks per partition (None: the metadata gives none), read once."""
+    return {t.name: None if t.racks is None else [frozenset(r) for r in t.racks] for t in scenario.topics}
+
+
 def consumer_objective(scenario: Scenario, assignment: Assignment) -> ConsumerObjective:
     """K1-K4 counted from ``assignment`` alone (the recount every optimum is checked against)."""
     holders = _holders(scenario)
     racks = {m.id: m.rack or None for m in scenario.members}
+    replicas = _racks_by_topic(scenario)
     sum_squares = spread = rack_local = kept = 0
     for member, tps in assignment.assignment.items():
         sum_squares += len(tps) ** 2
         per_topic: dict[str, int] = {}
+        rack = racks.get(member)
         for tp in tps:
             per_topic[tp.topic] = per_topic.get(tp.topic, 0) + 1
-            rack = racks.get(member)
-            rack_local += rack is not None and rack in _replica_racks(scenario, tp)
+            if rack is not None:
+                rr = replicas.get(tp.topic)
+                rack_local += rr is not None and tp.partition < len(rr) and rack in rr[tp.partition]
             kept += holders.get(tp) == member
         spread += sum(c * c for c in per_topic.values())
     return ConsumerObjective(sum_squares, spread, rack_local, kept)
@@ -170,17 +178,28 @@ class _Network:
 
 def _classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
     """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica)."""
-    holders = _holders(scenario)
+    holders: dict[str, dict[int, str]] = {}
+    for m in scenario.members:
+        for tp in m.owned:
+            holders.setdefault(tp.topic, {})[tp.partition] = m.id
     racks = {m.id: m.rack or None for m in scenario.members}
+    replicas = _racks_by_topic(scenario)
+    meta = {t.name: t for t in scenario.topics}
     groups: dict[tuple[str, str | None, frozenset[str]], list[TopicPartition]] = {}
-    subscriber_sets = {t: frozenset(ms) for t, ms in subs.items()}
-    racks_of_subscribers = {t: frozenset(r for r in (racks[m] for m in ms) if r is not None) for t, ms in subs.items()}
-    for tp in assignable_partitions(scenario):
-        holder = holders.get(tp)
-        holder = holder if holder in subscriber_sets[tp.topic] else None
-        member_racks = racks_of_subscribers[tp.topic]
-        key = (tp.topic, holder, _replica_racks(scenario, tp) & member_racks)
-        groups.setdefault(key, []).append(tp)
+    none: frozenset[str] = frozenset()
+    for topic, members in subs.items():
+        # Per topic, not per partition: the subscribers, their racks and the topic's holders once.
+        subscribed = frozenset(members)
+        member_racks = frozenset(r for r in (racks[m] for m in members) if r is not None)
+        held = {p: h for p, h in holders.get(topic, {}).items() if h in subscribed}
+        rr = replicas.get(topic)
+        n = meta[topic].partitions
+        if not held and (rr is None or not member_racks):
+            groups[(topic, None, none)] = [TopicPartition(topic, p) for p in range(n)]
+            continue
+        for p in range(n):
+            local = rr[p] & member_racks if rr is not None and p < len(rr) else none
+            groups.setdefault((topic, held.get(p), local), []).append(TopicPartition(topic, p))
     return [(t, h, r, tps) for (t, h, r), tps in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", sorted(kv[0][2])))]
 
 
@@ -311,7 +330,8 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     started = time.perf_counter()
     subs = subscribers_of(scenario)
     _, scale = _weights(scenario, subs, tiers)
-    num = len(assignable_partitions(scenario))
+    meta = {t.name: t for t in scenario.topics}
+    num = sum(meta[t].partitions for t in subs)
     parts = _components(subs)
     if len(parts) > 1:
         return _solve_components(scenario, parts, tiers, started, cpsat_seconds)
