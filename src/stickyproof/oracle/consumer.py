@@ -25,7 +25,7 @@ The oracle never imports the assignors: everything here is read from the scenari
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -129,18 +129,26 @@ def _replica_racks(scenario: Scenario, tp: TopicPartition) -> frozenset[str]:
     return frozenset(t.racks[tp.partition])
 
 
+def _racks_by_topic(scenario: Scenario) -> dict[str, list[frozenset[str]] | None]:
+    """Each topic's replica racks per partition (None: the metadata gives none), read once."""
+    return {t.name: None if t.racks is None else [frozenset(r) for r in t.racks] for t in scenario.topics}
+
+
 def consumer_objective(scenario: Scenario, assignment: Assignment) -> ConsumerObjective:
     """K1-K4 counted from ``assignment`` alone (the recount every optimum is checked against)."""
     holders = _holders(scenario)
     racks = {m.id: m.rack or None for m in scenario.members}
+    replicas = _racks_by_topic(scenario)
     sum_squares = spread = rack_local = kept = 0
     for member, tps in assignment.assignment.items():
         sum_squares += len(tps) ** 2
         per_topic: dict[str, int] = {}
+        rack = racks.get(member)
         for tp in tps:
             per_topic[tp.topic] = per_topic.get(tp.topic, 0) + 1
-            rack = racks.get(member)
-            rack_local += rack is not None and rack in _replica_racks(scenario, tp)
+            if rack is not None:
+                rr = replicas.get(tp.topic)
+                rack_local += rr is not None and tp.partition < len(rr) and rack in rr[tp.partition]
             kept += holders.get(tp) == member
         spread += sum(c * c for c in per_topic.values())
     return ConsumerObjective(sum_squares, spread, rack_local, kept)
@@ -170,16 +178,28 @@ class _Network:
 
 def _classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
     """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica)."""
-    holders = _holders(scenario)
+    holders: dict[str, dict[int, str]] = {}
+    for m in scenario.members:
+        for tp in m.owned:
+            holders.setdefault(tp.topic, {})[tp.partition] = m.id
     racks = {m.id: m.rack or None for m in scenario.members}
+    replicas = _racks_by_topic(scenario)
+    meta = {t.name: t for t in scenario.topics}
     groups: dict[tuple[str, str | None, frozenset[str]], list[TopicPartition]] = {}
-    for tp in assignable_partitions(scenario):
-        members = subs[tp.topic]
-        holder = holders.get(tp)
-        holder = holder if holder in members else None
+    none: frozenset[str] = frozenset()
+    for topic, members in subs.items():
+        # Per topic, not per partition: the subscribers, their racks and the topic's holders once.
+        subscribed = frozenset(members)
         member_racks = frozenset(r for r in (racks[m] for m in members) if r is not None)
-        key = (tp.topic, holder, _replica_racks(scenario, tp) & member_racks)
-        groups.setdefault(key, []).append(tp)
+        held = {p: h for p, h in holders.get(topic, {}).items() if h in subscribed}
+        rr = replicas.get(topic)
+        n = meta[topic].partitions
+        if not held and (rr is None or not member_racks):
+            groups[(topic, None, none)] = [TopicPartition(topic, p) for p in range(n)]
+            continue
+        for p in range(n):
+            local = rr[p] & member_racks if rr is not None and p < len(rr) else none
+            groups.setdefault((topic, held.get(p), local), []).append(TopicPartition(topic, p))
     return [(t, h, r, tps) for (t, h, r), tps in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", sorted(kv[0][2])))]
 
 
@@ -310,7 +330,15 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     started = time.perf_counter()
     subs = subscribers_of(scenario)
     _, scale = _weights(scenario, subs, tiers)
-    num = len(assignable_partitions(scenario))
+    meta = {t.name: t for t in scenario.topics}
+    num = sum(meta[t].partitions for t in subs)
+    parts = _components(subs)
+    if len(parts) > 1:
+        return _solve_components(scenario, parts, tiers, started, cpsat_seconds)
+    if _homogeneous(subs) and tiers[:2] == ("balance", "spread"):
+        fast = _solve_homogeneous(scenario, subs, tiers, started)
+        if fast is not None:
+            return fast
     if scale * max(1, 2 * num) * max(1, num) >= _INT64_SAFE:
         return _solve_staged(scenario, tiers, started, cpsat_seconds)
     net = _build(scenario, tiers)
@@ -326,6 +354,213 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     proven = not failures
     return ConsumerOptimum("flow", "OPTIMAL" if proven else "FEASIBLE", proven, tiers, assignment, objective,
                            time.perf_counter() - started, "; ".join(failures))
+
+
+# ------------------------------------------------------------------------------------------
+# Independent parts: topics linked by a common subscriber
+
+
+def _components(subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The assignable topics split into groups no member subscribes across (sorted, deterministic)."""
+    parent = {t: t for t in subs}
+
+    def find(t: str) -> str:
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    first: dict[str, str] = {}
+    for t, ms in subs.items():
+        for m in ms:
+            if m in first:
+                a, b = find(first[m]), find(t)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                first[m] = t
+    out: dict[str, list[str]] = {}
+    for t in subs:
+        out.setdefault(find(t), []).append(t)
+    return [tuple(ts) for _, ts in sorted(out.items())]
+
+
+def _solve_components(scenario: Scenario, parts: list[tuple[str, ...]], tiers: tuple[str, ...], started: float,
+                      cpsat_seconds: float | None) -> ConsumerOptimum:
+    """Each part solved on its own and the answers joined.
+
+    Every tier is a sum over members (K1, K2) or partitions (K3, K4), and no member or partition
+    belongs to two parts, so each tier of the whole is the sum of the parts' and an assignment is
+    lexicographically optimal exactly when each part's restriction is (tier by tier: a sum is at its
+    minimum only when every term is). Proven when every part is; the joined objective is recounted."""
+    subs = subscribers_of(scenario)
+    out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
+    engines, details, proven, status = [], [], True, "OPTIMAL"
+    for topics in parts:
+        names = set(topics)
+        ids = {m for t in topics for m in subs[t]}
+        sub = replace(scenario, topics=tuple(t for t in scenario.topics if t.name in names),
+                      members=tuple(m for m in scenario.members if m.id in ids))
+        opt = solve_consumer(sub, tiers=tiers, cpsat_seconds=cpsat_seconds)
+        if opt.assignment is None:
+            return ConsumerOptimum(opt.engine, opt.status, False, tiers, None, None, time.perf_counter() - started,
+                                   f"part {', '.join(topics)}: {opt.detail}")
+        engines.append(opt.engine)
+        proven &= opt.proven
+        if not opt.proven:
+            status = opt.status
+            details.append(f"part {', '.join(topics)}: {opt.detail}")
+        for m, tps in opt.assignment.assignment.items():
+            out[m] = tps
+    assignment = Assignment(out)
+    engine = f"parts({len(parts)}: {', '.join(sorted(set(engines)))})"
+    return ConsumerOptimum(engine, status, proven, tiers, assignment, consumer_objective(scenario, assignment),
+                           time.perf_counter() - started, "; ".join(details))
+
+
+# ------------------------------------------------------------------------------------------
+# Homogeneous groups: K1 and K2 in closed form, K3-K4 by a small flow (models/optimal-assignment.md §10)
+
+
+def _homogeneous(subs: Mapping[str, tuple[str, ...]]) -> bool:
+    """Every member with an assignable topic subscribes to every assignable topic."""
+    members = {m for ms in subs.values() for m in ms}
+    return bool(subs) and all(len(ms) == len(members) for ms in subs.values())
+
+
+def _solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: tuple[str, ...],
+                       started: float) -> ConsumerOptimum | None:
+    """The optimum of a homogeneous group, or None when the certificate does not hold (the caller
+    then solves the general network).
+
+    With M subscribers, P partitions and n_t partitions of topic t: sum load^2 over integer loads
+    summing to P is smallest exactly when the loads are within one (q = P // M or q + 1), and
+    sum count(m, t)^2 exactly when each topic's counts are within one (f_t = n_t // M or f_t + 1);
+    both at once are always possible (hand each topic's n_t % M extras round-robin, continuing where
+    the previous topic stopped). So the K1-K2-optimal assignments are exactly those inside these
+    bounds, and among them K3-K4 are a max-gain flow over
+    ``class -> pair(t, holder)`` (kept), ``class -> hub(t, replica racks) -> pair(t, m)`` (rack
+    local), ``pair(t, m) -> m`` (at least f_t, at most f_t + 1), ``m -> SINK`` (at least q, at most
+    q + 1). The lower bounds become supplies (an arc u -> v carrying at least l: u supplies l less,
+    v l more, the arc keeps the one unit above l), so no cost dwarfs the gains: arcs linear in
+    classes + hubs x members + topics x members instead of the P units per member and per pair of
+    the general network.
+
+    Certificate: ``check_certificate`` accepts node potentials for the flow of this network with
+    those supplies (min cost among all flows inside the bounds, whose K1 and K2 are the closed-form
+    minima); the recount of the assignment gives those minima and the flow's gain.
+    """
+    members = tuple(sorted({m for ms in subs.values() for m in ms}))
+    meta = {t.name: t for t in scenario.topics}
+    num_members = len(members)
+    total = sum(meta[t].partitions for t in subs)
+    q = total // num_members
+    lower = [t for t in tiers[2:]]
+    weights = {t: 0 for t in TIERS}
+    scale = 1
+    for tier in reversed(lower):
+        weights[tier] = scale
+        scale *= total + 1
+    if scale * max(1, total) >= _INT64_SAFE:
+        return None
+    member_index = {m: i for i, m in enumerate(members)}
+    racks = {m.id: m.rack or None for m in scenario.members}
+    classes = _classes(scenario, subs)
+    topics = tuple(subs)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    hubs = sorted({(t, rs) for t, _, rs, _ in classes}, key=lambda k: (k[0], sorted(k[1])))
+    hub_index = {h: i for i, h in enumerate(hubs)}
+    # Node layout: SINK, classes, hubs, pairs (topic-major), members.
+    sink, class0 = 0, 1
+    hub0 = class0 + len(classes)
+    pair0 = hub0 + len(hubs)
+    member0 = pair0 + len(topics) * num_members
+    num_nodes = member0 + num_members
+    tail: list[np.ndarray] = []
+    head: list[np.ndarray] = []
+    cap: list[np.ndarray] = []
+    cost: list[np.ndarray] = []
+
+    def arcs(t, h, c, k):
+        tail.append(np.asarray(t, dtype=np.int64)); head.append(np.asarray(h, dtype=np.int64))
+        cap.append(np.broadcast_to(np.asarray(c, dtype=np.int64), tail[-1].shape))
+        cost.append(np.broadcast_to(np.asarray(k, dtype=np.int64), tail[-1].shape))
+
+    supply = np.zeros(num_nodes, dtype=np.int64)
+    direct_class, direct_member = [], []
+    for c, (topic, holder, rs, tps) in enumerate(classes):
+        supply[class0 + c] = len(tps)
+        if holder is not None:
+            # K4 (and K3 when the holder's rack holds a replica): the class's partitions kept by their holder.
+            gain = weights["kept"] + weights["racks"] * (racks[holder] is not None and racks[holder] in rs)
+            direct_class.append(c); direct_member.append(member_index[holder])
+            arcs([class0 + c], [pair0 + topic_index[topic] * num_members + member_index[holder]], [len(tps)], [-gain])
+    num_direct = len(direct_class)
+    hub_of_class = np.asarray([hub0 + hub_index[(t, rs)] for t, _, rs, _ in classes], dtype=np.int64)
+    arcs(class0 + np.arange(len(classes)), hub_of_class, [len(tps) for *_, tps in classes], 0)
+    member_racks = [racks[m] for m in members]
+    for h, (topic, rs) in enumerate(hubs):
+        # K3: a partition moved to a member whose rack holds one of its replicas is local.
+        local = np.asarray([r is not None and r in rs for r in member_racks], dtype=np.int64)
+        arcs(np.full(num_members, hub0 + h), pair0 + topic_index[topic] * num_members + np.arange(num_members),
+             meta[topic].partitions, -weights["racks"] * local)
+    pair_nodes = pair0 + np.arange(len(topics) * num_members)
+    pair_members = member0 + np.tile(np.arange(num_members), len(topics))
+    floors = np.repeat(np.asarray([meta[t].partitions // num_members for t in topics], dtype=np.int64), num_members)
+    # K2: each topic's counts within one: f_t units as supplies, one more on the arc.
+    arcs(pair_nodes, pair_members, 1, 0)
+    # K1: loads within one: q units per member as supplies, one more on the arc.
+    arcs(member0 + np.arange(num_members), np.full(num_members, sink), 1, 0)
+    supply[sink] = -total
+    supply[pair_nodes] -= floors
+    np.add.at(supply, pair_members, floors)
+    supply[member0:member0 + num_members] -= q
+    supply[sink] += q * num_members
+    t_, h_, c_, k_ = (np.concatenate(x) for x in (tail, head, cap, cost))
+    try:
+        flow = _solve_network(_Network(num_nodes, t_, h_, c_, k_, supply, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                       np.zeros(0, np.int64), (), members, weights))
+    except SolverError:
+        return None  # the bounds admit no flow: cannot happen (see above); the general network decides
+    potential = potentials_of(num_nodes, t_, h_, c_, k_, flow)
+    check = check_certificate(t_, h_, c_, k_, flow, supply, potential)
+    failures = list(check.failures)
+    # Read back: direct arcs first, then each hub's pool of the rest, handed out in arc order.
+    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
+    taken = [0] * len(classes)
+    for a in range(num_direct):
+        n = int(flow[a])
+        c = direct_class[a]
+        out[members[direct_member[a]]].extend(classes[c][3][taken[c]:taken[c] + n])
+        taken[c] += n
+    pools: list[list[TopicPartition]] = [[] for _ in hubs]
+    for c, (topic, _, rs, tps) in enumerate(classes):
+        pools[hub_index[(topic, rs)]].extend(tps[taken[c]:])
+    hub_arc0 = num_direct + len(classes)
+    hub_flow = flow[hub_arc0:hub_arc0 + len(hubs) * num_members].reshape(len(hubs), num_members) if hubs else np.zeros((0, 0))
+    for h in range(len(hubs)):
+        at = 0
+        for i in np.flatnonzero(hub_flow[h]).tolist():
+            n = int(hub_flow[h, i])
+            out[members[i]].extend(pools[h][at:at + n])
+            at += n
+    assignment = Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
+    objective = consumer_objective(scenario, assignment)
+    r = total - q * num_members
+    k1 = r * (q + 1) ** 2 + (num_members - r) * q * q
+    k2 = 0
+    for t in topics:
+        f, rt = divmod(meta[t].partitions, num_members)
+        k2 += rt * (f + 1) ** 2 + (num_members - rt) * f * f
+    gain = -int((flow * k_).sum())
+    if (objective.sum_squares, objective.spread) != (k1, k2):
+        failures.append(f"recount: sum of squares {objective.sum_squares}, spread {objective.spread}; closed forms {k1}, {k2}")
+    if gain != weights["racks"] * objective.rack_local + weights["kept"] * objective.kept:
+        failures.append(f"recount: the assignment gains {weights['racks'] * objective.rack_local + weights['kept'] * objective.kept}, the flow {gain}")
+    if failures:
+        return None
+    return ConsumerOptimum("flow-homogeneous", "OPTIMAL", True, tiers, assignment, objective,
+                           time.perf_counter() - started, "")
 
 
 # ------------------------------------------------------------------------------------------

@@ -78,10 +78,23 @@ class CoordinatorAssignor:
         atexit.register(self.close)
 
     def __call__(self, scenario: Scenario) -> Assignment:
+        return self._assignment(self._exchange(scenario, None))
+
+    def timed(self, scenario: Scenario, *, warmup: int, iterations: int) -> tuple[Assignment, tuple[float, ...], int]:
+        """Run the assign call ``warmup`` times unmeasured, then ``iterations`` times timed inside the
+        harness (no JVM start, JSON or GroupSpec building in the figures): the answer, each timed
+        call's seconds, and the JVM's used heap after the last call (benchmarks/server_side.py)."""
+        answer = self._exchange(scenario, {"warmup": warmup, "iterations": iterations})
+        return self._assignment(answer), tuple(float(x) for x in answer["assign_seconds"]), int(answer["heap_used_bytes"])
+
+    def _exchange(self, scenario: Scenario, timing: Mapping[str, int] | None) -> dict:
         if not scenario.is_consumer_group:
             raise AssignorFailure(f"{self.name} is a server-side (KIP-848) assignor: it assigns consumer groups "
                                   "(group_protocol \"consumer\"), not a classic group")
-        line = (json.dumps(scenario_to_dict(scenario), separators=(",", ":")) + "\n").encode()
+        doc = scenario_to_dict(scenario)
+        if timing is not None:
+            doc["timing"] = dict(timing)
+        line = (json.dumps(doc, separators=(",", ":")) + "\n").encode()
         with self._lock:
             if self._child is None or self._child.owner != os.getpid():
                 self._child = Child(self.argv, None, None)
@@ -99,6 +112,10 @@ class CoordinatorAssignor:
         if "error" in answer:
             err = answer["error"]
             raise AssignorFailure(err.get("message", ""), kafka_exception=err.get("exception"))
+        return answer
+
+    @staticmethod
+    def _assignment(answer: dict) -> Assignment:
         return Assignment({
             member_id: tuple(sorted(TopicPartition(t, p) for t, parts in topics.items() for p in parts))
             for member_id, topics in answer["assignment"].items()

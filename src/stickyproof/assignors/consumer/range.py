@@ -40,20 +40,24 @@ def assign_consumer_range(spec: ConsumerGroupSpec) -> dict[str, list[tuple[Topic
     for topic in subscribers:
         if spec.num_partitions(topic) == -1:
             raise AssignorFailure("Member is subscribed to a non-existent topic", kafka_exception="PartitionAssignorException")
-    next_range = dict.fromkeys(subscribers, 0)
-    extra = {t: spec.num_partitions(t) % n for t, n in subscribers.items()}
+    # Topics as positions in flat lists: one hash of each topic id per member instead of five.
+    position = {t: i for i, t in enumerate(subscribers)}
+    counts = [spec.num_partitions(t) for t in subscribers]
+    quotas = [c // n for c, n in zip(counts, subscribers.values())]
+    extra = [c % n for c, n in zip(counts, subscribers.values())]
+    next_range = [0] * len(counts)
+    homogeneous = [(t, position[t]) for t in members[0].subscribed] if spec.subscription_type == HOMOGENEOUS else None
     targets: dict[str, list[tuple[TopicId, list[int]]]] = {}
     for m in members:
-        topics = members[0].subscribed if spec.subscription_type == HOMOGENEOUS else m.subscribed
+        topics = homogeneous if homogeneous is not None else [(t, position[t]) for t in m.subscribed]
         target = []
-        for topic in topics:
-            count = spec.num_partitions(topic)
-            quota = count // subscribers[topic]
-            if extra[topic] > 0:
+        for topic, i in topics:
+            quota = quotas[i]
+            if extra[i] > 0:
                 quota += 1
-                extra[topic] -= 1
-            start = next_range[topic]
-            end = next_range[topic] = min(start + quota, count)
+                extra[i] -= 1
+            start = next_range[i]
+            end = next_range[i] = min(start + quota, counts[i])
             if start < end:
                 target.append((topic, list(range(start, end))))
         targets[m.member_id] = target

@@ -51,6 +51,12 @@ import java.util.UUID;
  * from all targets. A topic's id is the one the scenario states ("id", Uuid.toString form), else
  * UUID.nameUUIDFromBytes of the name's UTF-8 bytes.
  *
+ * Every answer carries "assign_seconds": the wall time of the assign call alone (no JSON, no
+ * GroupSpec building). A request with "timing": {"warmup": W, "iterations": N} runs the assign call
+ * W times unmeasured (JIT warm-up, as JMH's warmup iterations) and then N times measured on the
+ * same GroupSpec, and answers the N times as a list, plus "heap_used_bytes" after the last call,
+ * so benchmarks/server_side.py can compare Kafka's assign call with the ports' alone.
+ *
  * Usage: CoordinatorPeer NAME (uniform | consumer-range), or --list.
  */
 public final class CoordinatorPeer {
@@ -73,7 +79,7 @@ public final class CoordinatorPeer {
             if (line.isBlank()) continue;
             ObjectNode answer = JSON.createObjectNode();
             try {
-                answer.set("assignment", run(assignor, JSON.readTree(line)));
+                run(assignor, JSON.readTree(line), answer);
             } catch (Exception e) {
                 ObjectNode error = answer.putObject("error");
                 error.put("exception", e.getClass().getSimpleName());
@@ -97,7 +103,7 @@ public final class CoordinatorPeer {
         return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits());
     }
 
-    static ObjectNode run(ConsumerGroupPartitionAssignor assignor, JsonNode doc) {
+    static void run(ConsumerGroupPartitionAssignor assignor, JsonNode doc, ObjectNode reply) {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, String> names = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
@@ -165,8 +171,18 @@ public final class CoordinatorPeer {
                 return r == null || partition >= r.size() ? Set.of() : r.get(partition);
             }
         };
-        GroupAssignment result = assignor.assign(
-            new GroupSpecImpl(Collections.unmodifiableMap(members), type, inverted), describer);
+        GroupSpecImpl spec = new GroupSpecImpl(Collections.unmodifiableMap(members), type, inverted);
+        JsonNode timing = doc.get("timing");
+        int warmup = timing == null ? 0 : timing.path("warmup").asInt(0);
+        int iterations = timing == null ? 1 : Math.max(1, timing.path("iterations").asInt(1));
+        for (int i = 0; i < warmup; i++) assignor.assign(spec, describer);
+        GroupAssignment result = null;
+        ArrayNode seconds = JSON.createArrayNode();
+        for (int i = 0; i < iterations; i++) {
+            long started = System.nanoTime();
+            result = assignor.assign(spec, describer);
+            seconds.add((System.nanoTime() - started) / 1e9);
+        }
 
         ObjectNode answer = JSON.createObjectNode();
         for (String memberId : memberOrder) {
@@ -183,7 +199,14 @@ public final class CoordinatorPeer {
                 parts.forEach(list::add);
             });
         }
-        return answer;
+        reply.set("assignment", answer);
+        if (timing == null) {
+            reply.set("assign_seconds", seconds.get(0));
+        } else {
+            reply.set("assign_seconds", seconds);
+            Runtime rt = Runtime.getRuntime();
+            reply.put("heap_used_bytes", rt.totalMemory() - rt.freeMemory());
+        }
     }
 
     static String text(JsonNode m, String field) {

@@ -1,0 +1,249 @@
+"""Server-side (KIP-848) assignors at Kafka's own JMH shapes: the ports, Kafka's Java and the exact oracle, side by side.
+
+    .venv/bin/python benchmarks/server_side.py                     # the default shapes, a few minutes on 2 cores
+    .venv/bin/python benchmarks/server_side.py --members 10000 --ratio 50 --topics 1000 --oracle-max-partitions 0
+    .venv/bin/python benchmarks/server_side.py --members 100 1000 --ratio 5 10 --subscription homogeneous --kind incremental
+
+The shapes are those of Kafka's ``ServerSideAssignorBenchmark`` (jmh-benchmarks): ``memberCount``
+members ``member0..``, ``memberCount * partitionsToMemberRatio / topicCount`` partitions in each of
+``topicCount`` topics ``topic0..``; homogeneous (everyone subscribes to every topic) or
+heterogeneous (members and topics cut into 5 buckets, each bucket's members subscribing to its
+topics); ``full`` (no current targets) or ``incremental`` (``memberCount - 1`` members holding the
+assignor's own full answer, plus ``newMember`` subscribing as the last bucket's members do); racks
+off, or on: member ``i`` in ``rack{i % 3}`` and partition ``p``'s replicas on racks ``p, p+1, p+2 (mod 3)``.
+
+For each shape and assignor (``uniform``, ``consumer-range``):
+
+- ``java s``: Kafka's ``assign`` call timed inside the harness (peers/kafka-java-coordinator, one
+  JVM for the whole run), after ``--warmup`` unmeasured calls on the same ``GroupSpec`` (JMH's
+  warm-up iterations), the median of ``--iterations`` measured calls; JVM start, JSON and the
+  ``GroupSpec`` building are not in it. ``java heap``: the JVM's used heap after the last call.
+- ``port s``: the port's assign call (``CONSUMER_GROUP_ASSIGNORS[name](spec)``) on the same
+  group, the median of ``--port-iterations`` calls, ``group_spec`` (the Python side of building the
+  ``GroupSpec``) not in it; ``port MB``: the growth of peak resident memory over that call, measured
+  in a forked child so each shape starts afresh. ``ratio``: port s / java s (the target: <= 5).
+- ``same``: whether the port's targets equal Kafka's on this group.
+- ``oracle s``: ``solve_consumer`` (balance, spread, racks, kept), its engine and whether the
+  optimum is proven, in a forked child with its peak memory growth; skipped above
+  ``--oracle-max-partitions``.
+
+Deterministic groups (no randomness); timings are wall clock on whatever else the machine runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import resource
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+NUMBER_OF_RACKS = 3
+MAX_BUCKET_COUNT = 5
+ASSIGNORS = ("uniform", "consumer-range")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One point of ServerSideAssignorBenchmark's parameter grid."""
+
+    members: int
+    ratio: int
+    topics: int
+    subscription: str  # homogeneous | heterogeneous
+    kind: str  # full | incremental
+    racks: bool
+
+    @property
+    def partitions_per_topic(self) -> int:
+        return self.members * self.ratio // self.topics
+
+    @property
+    def partitions(self) -> int:
+        return self.partitions_per_topic * self.topics
+
+    def label(self) -> str:
+        return (f"{self.members}x{self.partitions} ({self.topics}t) {self.subscription[:3]} {self.kind[:4]} "
+                f"racks {'on' if self.racks else 'off'}")
+
+
+def _subscriptions(shape: Shape, count: int) -> list[list[str]]:
+    """Each of ``count`` members' topics, as the JMH setup buckets them."""
+    names = [f"topic{i}" for i in range(shape.topics)]
+    if shape.subscription == "homogeneous":
+        return [names] * count
+    buckets = min(MAX_BUCKET_COUNT, count)
+    if shape.topics < buckets:
+        raise SystemExit(f"--topics {shape.topics}: a heterogeneous shape needs at least {buckets} topics")
+    topics_per, members_per = -(-shape.topics // buckets), -(-count // buckets)
+    out: list[list[str]] = []
+    for b in range(buckets):
+        out += [names[b * topics_per:(b + 1) * topics_per]] * max(0, min((b + 1) * members_per, count) - b * members_per)
+    return out
+
+
+def group_doc(shape: Shape, targets: dict[str, dict[str, list[int]]] | None = None) -> dict:
+    """The shape's group as a scenario document; ``targets``: the incremental shape's current targets."""
+    n = shape.partitions_per_topic
+    racks = [[f"rack{(p + k) % NUMBER_OF_RACKS}" for k in range(3)] for p in range(n)] if shape.racks else None
+    topics = {f"topic{i}": ({"partitions": n, "racks": racks} if racks else n) for i in range(shape.topics)}
+    count = shape.members - 1 if shape.kind == "incremental" else shape.members
+    subs = _subscriptions(shape, count)
+    members = [{"id": f"member{i}", "topics": subs[i], "rack": f"rack{i % NUMBER_OF_RACKS}" if shape.racks else None,
+                "owned": (targets or {}).get(f"member{i}", {})} for i in range(count)]
+    if shape.kind == "incremental":
+        members.append({"id": "newMember", "topics": subs[-1] if shape.subscription == "heterogeneous" else subs[0],
+                        "rack": f"rack{(shape.members - 1) % NUMBER_OF_RACKS}" if shape.racks else None, "owned": {}})
+    return {"format": "stickyproof.scenario/1", "name": shape.label(), "group_protocol": "consumer",
+            "topics": topics, "members": members}
+
+
+def _as_targets(assignment) -> dict[str, dict[str, list[int]]]:
+    out: dict[str, dict[str, list[int]]] = {}
+    for member, tps in assignment.assignment.items():
+        for tp in tps:
+            out.setdefault(member, {}).setdefault(tp.topic, []).append(tp.partition)
+    return out
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _in_child(fn, *args):
+    """Run ``fn(*args)`` in a forked child: its result plus the peak RSS growth (MB) over the call."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+
+    def body():
+        before = _rss_kb()
+        try:
+            result = fn(*args)
+        except Exception as exc:  # reported, not raised: one shape's failure should not end the table
+            result = ("error", f"{type(exc).__name__}: {exc}")
+        child.send((result, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024))
+        child.close()
+
+    proc = ctx.Process(target=body)
+    proc.start()
+    out = parent.recv()
+    proc.join()
+    return out
+
+
+def _port_run(scenario, name: str, iterations: int):
+    from stickyproof.assignors.consumer import CONSUMER_GROUP_ASSIGNORS, group_spec, to_assignment
+
+    spec = group_spec(scenario)
+    fn = CONSUMER_GROUP_ASSIGNORS[name]
+    seconds = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        targets = fn(spec)
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members])
+
+
+def _oracle_run(scenario, cpsat_seconds):
+    from stickyproof.oracle.consumer import solve_consumer
+
+    opt = solve_consumer(scenario, cpsat_seconds=cpsat_seconds)
+    return opt.seconds, opt.engine, opt.proven, opt.detail
+
+
+def main(argv: list[str] | None = None) -> int:
+    from stickyproof.model import scenario_from_dict
+    from stickyproof.peers.kafka_java_coordinator import coordinator_assignor
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--members", type=int, nargs="+", default=[100, 1000], help="memberCount (JMH: 100 500 1000 5000 10000)")
+    parser.add_argument("--ratio", type=int, nargs="+", default=[10], help="partitionsToMemberRatio (JMH: 5 10 50)")
+    parser.add_argument("--topics", type=int, nargs="+", default=[10, 100], help="topicCount (JMH: 10 100 1000)")
+    parser.add_argument("--subscription", nargs="+", default=["homogeneous", "heterogeneous"], choices=["homogeneous", "heterogeneous"])
+    parser.add_argument("--kind", nargs="+", default=["full", "incremental"], choices=["full", "incremental"])
+    parser.add_argument("--racks", nargs="+", default=["off", "on"], choices=["off", "on"])
+    parser.add_argument("--assignors", nargs="+", default=list(ASSIGNORS), choices=list(ASSIGNORS))
+    parser.add_argument("--warmup", type=int, default=5, help="unmeasured Java calls first (JMH: 5)")
+    parser.add_argument("--iterations", type=int, default=5, help="measured Java calls (JMH: 5)")
+    parser.add_argument("--port-iterations", type=int, default=3, help="the port's calls; the median is shown")
+    parser.add_argument("--oracle-max-partitions", type=int, default=20000, help="skip the oracle above this many partitions (0: never run it)")
+    parser.add_argument("--cpsat-seconds", type=float, default=20.0, help="bound on each CP-SAT stage of the oracle (groups too large for one flow)")
+    parser.add_argument("--version", default=None, help="the Kafka release of the Java side (default: the kafka-java pin)")
+    args = parser.parse_args(argv)
+    for flag in ("members", "ratio", "topics"):
+        if any(v <= 0 for v in getattr(args, flag)):
+            print(f"--{flag}: every value must be positive", file=sys.stderr)
+            return 2
+
+    from ortools.graph.python import min_cost_flow  # noqa: F401  imported before the forks: no import in the timings
+
+    jars = {name: coordinator_assignor(name, args.version) for name in args.assignors}
+    for jar in jars.values():
+        jar.call_seconds = 3600.0
+    header = (f"{'shape':<44} {'assignor':<14} {'java s':>9} {'java MB':>8} {'port s':>9} {'port MB':>8} "
+              f"{'ratio':>7} {'same':>5} {'oracle s':>9} {'oracle MB':>9}  oracle")
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    try:
+        for members in args.members:
+            for ratio in args.ratio:
+                for topics in args.topics:
+                    for subscription in args.subscription:
+                        for kind in args.kind:
+                            for racks in args.racks:
+                                shape = Shape(members, ratio, topics, subscription, kind, racks == "on")
+                                if shape.partitions_per_topic == 0:
+                                    continue
+                                for name in args.assignors:
+                                    worst = max(worst, _row(shape, name, jars[name], args, scenario_from_dict))
+    finally:
+        for jar in jars.values():
+            jar.close()
+    print(f"worst port/java ratio: {worst:.1f}x (target <= 5x)")
+    return 0
+
+
+def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
+    targets = None
+    if shape.kind == "incremental":
+        # JMH's simulateIncrementalRebalance: the assignor's own full answer for memberCount - 1 members.
+        base = Shape(shape.members - 1, shape.ratio, shape.topics, shape.subscription, "full", shape.racks)
+        base_doc = group_doc(base)
+        base_doc["topics"] = group_doc(shape)["topics"]  # the same partitions per topic as the shape itself
+        targets = _as_targets(jar(scenario_from_dict(base_doc)))
+    scenario = scenario_from_dict(group_doc(shape, targets))
+    java_assignment, java_seconds, heap = jar.timed(scenario, warmup=args.warmup, iterations=args.iterations)
+    java_s = statistics.median(java_seconds)
+    port, port_mb = _in_child(_port_run, scenario, name, args.port_iterations)
+    if port[0] == "error":
+        port_s, same, port_txt = float("nan"), "-", port[1]
+    else:
+        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", ""
+    oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
+    if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
+        oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)
+        if oracle[0] == "error":
+            oracle_cols = f"{'-':>9} {oracle_mb:>9.0f}  {oracle[1]}"
+        else:
+            o_s, engine, proven, detail = oracle
+            oracle_cols = f"{o_s:>9.3f} {oracle_mb:>9.0f}  {engine}, {'proven' if proven else 'NOT proven: ' + detail}"
+    elif name != "uniform":
+        oracle_cols = f"{'':>9} {'':>9}  (one oracle per group: on the uniform row)"
+    ratio = port_s / java_s if java_s > 0 else float("inf")
+    print(f"{shape.label():<44} {name:<14} {java_s:>9.4f} {heap / 2**20:>8.0f} {port_s:>9.4f} {port_mb:>8.0f} "
+          f"{ratio:>6.1f}x {same:>5} {oracle_cols}{'  port: ' + port_txt if port_txt else ''}", flush=True)
+    return ratio if ratio == ratio else 0.0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
