@@ -142,7 +142,11 @@ def _grade(scenario: Scenario, name: str, contract: ConsumerContract | None, ans
         optimal_kept=kept_optimum.objective.kept if kept_optimum.objective is not None else None,
         optimal_kept_global=full.objective.kept if full.objective is not None else None,
         proven=kept_optimum.proven and full.proven,
-        stickiness=_ratio(kept, kept_optimum.objective.kept if kept_optimum.objective is not None else None),
+        # against the most a balanced assignment keeps; an assignor that owes no balance (heterogeneous
+        # uniform) may keep more by staying unbalanced, so it has no stickiness to state: unmeasured
+        # (the gap per tier in ``consumer`` still says how far it is from the optimum), never above 1
+        stickiness=None if contract is not None and contract.balance is None
+        else _ratio(kept, kept_optimum.objective.kept if kept_optimum.objective is not None else None),
         moved=sum(1 for m in scenario.members for tp in m.owned if tp not in set(answer.assignment.get(m.id, ()))),
         assign_seconds=assign_seconds,
         solve_seconds=solve_seconds,

@@ -52,7 +52,7 @@ SUMMARY_HEADERS = ("assignor", "rebalances", "histories", "valid %", "contract-b
                    "unexpected")
 #: What the starred headers mean, printed under the table.
 SUMMARY_NOTE = ("* over valid rebalances where a move was possible (the optimum keeps something); an optimum keeping "
-                "nothing would make every assignor read 1.0. Unmeasured: valid rows with no optimum computed, "
+                "nothing would make every assignor read 1.0. Unmeasured: valid rows with no stickiness stated (no optimum computed, or a contract owing no balance), "
                 "never dropped silently. History median: the median of each history's own figure, so one large "
                 "history does not set it.")
 

@@ -22,7 +22,8 @@ What each number of a line is:
 - ``proven %``: of the rows stickiness is measured on, those whose optimum the solver proved
   (``proven``); the others are measured against the solver's bound;
 - ``unmeasured``: valid rows where a move was possible but stickiness is null (the optimum could not
-  be computed), counted, never dropped in silence;
+  be computed, or the contract owes no balance to measure it against: heterogeneous ``uniform``),
+  counted, never dropped in silence;
 - ``unnecessary per rebalance`` and ``moves / optimum``: the MEDIAN OVER HISTORIES of each history's
   figure (its mean unnecessary moves per valid rebalance; its partitions moved over the optimum's moves).
   One large history moves a thousand times more partitions than a small one, so a mean over rows (or
@@ -363,7 +364,7 @@ def verdict_line(line: SummaryLine) -> str:
         text += (f"; where partitions could stay, it kept a median {100 * line.stickiness_p50:.1f}% of the most "
                  f"that could (mean {100 * (line.stickiness_mean or 0):.1f}%)")
     if line.unmeasured:
-        text += f"; {line.unmeasured:,} rebalances unmeasured (no optimum computed)"
+        text += f"; {line.unmeasured:,} rebalances unmeasured (no optimum computed, or no balance owed)"
     return text
 
 
