@@ -42,6 +42,7 @@ __all__ = [
     "solve_consumer",
     "assignable_partitions",
     "subscribers_of",
+    "partition_classes",
 ]
 
 TIERS = ("balance", "spread", "racks", "kept")
@@ -176,7 +177,7 @@ class _Network:
     weights: dict[str, int]
 
 
-def _classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
+def partition_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
     """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica)."""
     holders: dict[str, dict[int, str]] = {}
     for m in scenario.members:
@@ -228,7 +229,7 @@ def _build(scenario: Scenario, tiers: Sequence[str]) -> _Network:
     members = tuple(sorted({m for ms in subs.values() for m in ms}))
     member_index = {m: i for i, m in enumerate(members)}
     racks = {m.id: m.rack or None for m in scenario.members}
-    classes = _classes(scenario, subs)
+    classes = partition_classes(scenario, subs)
     pairs = [(t, m) for t, ms in subs.items() for m in ms]
     pair_index = {p: i for i, p in enumerate(pairs)}
     # Node layout: SINK, then classes, pairs, members.
@@ -340,7 +341,9 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
         if fast is not None:
             return fast
     if scale * max(1, 2 * num) * max(1, num) >= _INT64_SAFE:
-        return _solve_staged(scenario, tiers, started, cpsat_seconds)
+        from .consumer_staged import solve_staged
+
+        return solve_staged(scenario, tiers, started, cpsat_seconds)
     net = _build(scenario, tiers)
     flow = _solve_network(net)
     potential = potentials_of(net.num_nodes, net.tail, net.head, net.capacity, net.cost, flow)
@@ -465,7 +468,7 @@ def _solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], 
         return None
     member_index = {m: i for i, m in enumerate(members)}
     racks = {m.id: m.rack or None for m in scenario.members}
-    classes = _classes(scenario, subs)
+    classes = partition_classes(scenario, subs)
     topics = tuple(subs)
     topic_index = {t: i for i, t in enumerate(topics)}
     hubs = sorted({(t, rs) for t, _, rs, _ in classes}, key=lambda k: (k[0], sorted(k[1])))
@@ -561,76 +564,3 @@ def _solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], 
         return None
     return ConsumerOptimum("flow-homogeneous", "OPTIMAL", True, tiers, assignment, objective,
                            time.perf_counter() - started, "")
-
-
-# ------------------------------------------------------------------------------------------
-# CP-SAT, one tier after the other (groups too large for K5's weights in 64 bits)
-
-
-def _solve_staged(scenario: Scenario, tiers: tuple[str, ...], started: float, seconds: float | None) -> ConsumerOptimum:
-    from ortools.sat.python import cp_model
-
-    subs = subscribers_of(scenario)
-    classes = _classes(scenario, subs)
-    racks = {m.id: m.rack or None for m in scenario.members}
-    members = sorted({m for ms in subs.values() for m in ms})
-    model = cp_model.CpModel()
-    x: dict[tuple[int, str], Any] = {}
-    for c, (topic, _, _, tps) in enumerate(classes):
-        for m in subs[topic]:
-            x[c, m] = model.new_int_var(0, len(tps), f"x[{c},{m}]")
-        # Every partition of a subscribed topic goes to exactly one of its subscribers.
-        model.add(sum(x[c, m] for m in subs[topic]) == len(tps))
-    load = {m: model.new_int_var(0, len(classes) and sum(len(c[3]) for c in classes), f"load[{m}]") for m in members}
-    for m in members:
-        model.add(load[m] == sum(v for (c, mm), v in x.items() if mm == m))
-    count = {}
-    for topic, ms in subs.items():
-        for m in ms:
-            count[topic, m] = model.new_int_var(0, scenario.topic(topic).partitions, f"count[{topic},{m}]")
-            model.add(count[topic, m] == sum(x[c, m] for c, cl in enumerate(classes) if cl[0] == topic))
-
-    def squares(vs: list[Any], hi: int) -> Any:
-        out = []
-        for v in vs:
-            s = model.new_int_var(0, hi * hi, "")
-            model.add_multiplication_equality(s, [v, v])
-            out.append(s)
-        return sum(out)
-
-    total = sum(len(c[3]) for c in classes)
-    exprs = {
-        "balance": squares(list(load.values()), total),
-        "spread": squares(list(count.values()), total),
-        "racks": -sum(v for (c, m), v in x.items() if racks[m] is not None and racks[m] in classes[c][2]),
-        "kept": -sum(v for (c, m), v in x.items() if classes[c][1] == m),
-    }
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    if seconds is not None:
-        solver.parameters.max_time_in_seconds = seconds
-    proven = True
-    status_name = "OPTIMAL"
-    for tier in tiers:
-        model.minimize(exprs[tier])
-        status = solver.solve(model)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return ConsumerOptimum("cpsat", "UNKNOWN", False, tiers, None, None, time.perf_counter() - started,
-                                   f"stage {tier}: {solver.status_name(status)}")
-        if status != cp_model.OPTIMAL:
-            proven, status_name = False, "FEASIBLE"
-        # Later stages keep this tier at the value reached.
-        model.add(exprs[tier] == int(round(solver.objective_value)))
-        model.clear_hints()
-        for v in x.values():
-            model.add_hint(v, solver.value(v))
-    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
-    for c, (topic, _, _, tps) in enumerate(classes):
-        at = 0
-        for m in subs[topic]:
-            n = solver.value(x[c, m])
-            out[m].extend(tps[at:at + n])
-            at += n
-    assignment = Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
-    return ConsumerOptimum("cpsat", status_name, proven, tiers, assignment, consumer_objective(scenario, assignment),
-                           time.perf_counter() - started)
