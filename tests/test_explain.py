@@ -168,3 +168,20 @@ def test_grade_names_a_member_outside_the_group_not_unsubscribed():
     member = {"invariant": "unsubscribed", "witness": {"member": "m", "partition": ["t", 0], "topics": [], "in_group": True}}
     assert grade_verdict_line(False, [outsider]) == "INVALID: not a member of the group (t-0 to x)"
     assert grade_verdict_line(False, [member]) == "INVALID: unsubscribed (t-0 to m)"
+
+
+def test_every_flag_a_note_names_is_one_explain_takes(capsys):
+    """The importer's notes name its own flags; explain's must name only flags explain has."""
+    import re
+
+    from stickyproof.cli import build_parser, main
+
+    main(["explain", str(DATA / "join-3.7-before.txt"), str(DATA / "join-3.7-after.txt"), "--protocol", "cooperative",
+          "--no-assignors", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    text = json.dumps(doc["notes"])
+    assert "rebalance protocol: cooperative" in text
+    explain = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "explain")[1]
+    known = {o for action in explain._actions for o in action.option_strings}
+    named = set(re.findall(r"--[a-z][a-z-]+", text))
+    assert named and named <= known, named - known

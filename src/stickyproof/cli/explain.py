@@ -76,6 +76,9 @@ def add_explain(sub: argparse._SubParsersAction) -> None:
                    help="the group's assignor, when the outputs do not show it (its balance promise is the optimum's)")
     p.add_argument("--subscribe", metavar="TOPICS",
                    help="comma-separated topics every member subscribes to (default: every topic the group holds)")
+    p.add_argument("--protocol", choices=("eager", "cooperative"),
+                   help="the group's rebalance protocol when the outputs cannot show it (default: what the assignor supports, "
+                   "eager for range, roundrobin and sticky)")
     p.add_argument("--target", action="store_true",
                    help="read AFTER's TARGET-ASSIGNMENT (Kafka 4.0+, consumer-protocol groups): the assignor's decision")
     p.add_argument("--no-assignors", action="store_true", help="do not run the built-in assignors (faster)")
@@ -94,6 +97,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         topics_text=None if args.topics is None else importing.read_text(args.topics, "--topics"),
         **importing.metadata_options(args),
         subscribe=importing.subscribed_topics(args),
+        protocol=args.protocol,
         assignor=args.assignor,
     )
     before_text = importing.read_text(args.before, "BEFORE")

@@ -27,6 +27,8 @@ class SnapshotOptions:
     topic's last partition look unsubscribed). ``target``: read TARGET-ASSIGNMENT (Kafka 4.0+,
     consumer-protocol groups) instead of what members hold now. ``assignor``: the group's assignor,
     when the input does not show it (it decides the balance promise the optimum keeps).
+    ``protocol``: the rebalance protocol, when the input does not show it (the importer's default
+    otherwise).
     """
 
     group: str | None = None
@@ -37,6 +39,7 @@ class SnapshotOptions:
     subscribe: tuple[str, ...] | None = None
     target: bool = False
     assignor: str | None = None
+    protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ def _from_describe(text: str, source: str, options: SnapshotOptions, others: tup
         broker_racks=options.broker_racks,
         member_racks=options.member_racks,
         assignor=options.assignor,
+        protocol=options.protocol,
         subscribe=options.subscribe,
         subscribe_all=options.subscribe is None,
         target=options.target,
@@ -144,6 +148,10 @@ def _from_describe(text: str, source: str, options: SnapshotOptions, others: tup
     notes = [n for n in r.notes if not n.startswith(own)
              and not (n.startswith("partition counts of") and n.endswith("from --partitions")
                       and all(t.strip() in inferred for t in n[len("partition counts of "):-len(": from --partitions")].split(",")))]
+    # explain subscribes every member to the group's topics unless --subscribe names them (the
+    # importer's note names its own flag for that)
+    notes = [n.replace("(--subscribe-all)", "(explain's default; --subscribe TOPICS names them)")
+             .replace("; --subscription-version to change)", ")") for n in notes]
     if inferred:
         notes.insert(0, "partition counts of " + ", ".join(f"{t}={n}" for t, n in sorted(inferred.items()))
                      + ": one more than the highest partition held in either output (give --topics or --partitions "
