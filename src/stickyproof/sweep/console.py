@@ -117,7 +117,7 @@ _COLUMNS = (
 )
 _LEGEND = (
     "* over valid rebalances where a move was possible (the optimum keeps something); @opt%: share kept as much as it;",
-    "  prov%: optimum proven by the solver; unmeas: no stickiness stated (no optimum, or no balance owed); history median: of each history's figure",
+    "  prov%: optimum proven; unmeas: no stickiness stated (no optimum, or no balance owed); history median: over histories",
 )
 
 
