@@ -21,7 +21,9 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 ORACLE = SRC / "stickyproof" / "oracle"
 FORBIDDEN = ("stickyproof.assignors", "stickyproof.leader")
-ORTOOLS_ALLOWED = {"flow.py", "optimal.py", "contracts.py"}  # the solver modules (contracts: CP-SAT contract optima)
+# the solver modules: contracts (CP-SAT contract optima), r33 (R33's own optimum), consumer and
+# consumer_staged (the consumer-group optimum: one flow, then CP-SAT tier by tier)
+ORTOOLS_ALLOWED = {"flow.py", "optimal.py", "contracts.py", "r33.py", "consumer.py", "consumer_staged.py"}
 Z3_ALLOWED = {"invariants/z3_datalog.py"}
 
 
