@@ -264,3 +264,24 @@ def test_ctrl_c_while_grading_keeps_committed_tasks_and_the_same_command_resumes
     doc = json.loads(resumed.stdout)
     assert (doc["tasks_present_before"], doc["tasks_computed"]) == (kept, owed - kept)
     assert _committed_tasks(out) == owed
+
+
+def test_py4j_tracebacks_through_the_root_logger_are_filtered_and_nothing_else_is(capsys):
+    """CI saw Ctrl-C land while py4j read an answer: ``GatewayClient.send_command`` logs the broken
+    connection with ``logging.exception`` on the root logger (34 lines of traceback on stderr)."""
+    import logging
+
+    from stickyproof.sweep import session
+
+    root = logging.getLogger()
+    try:
+        session._quiet_py4j()
+        import py4j
+
+        py4j_file = os.path.join(os.path.dirname(py4j.__file__), "java_gateway.py")
+        from_py4j = root.makeRecord("root", logging.ERROR, py4j_file, 1059, "Exception while sending command.", (), None)
+        ours = root.makeRecord("root", logging.ERROR, __file__, 1, "ours", (), None)
+        assert not root.filter(from_py4j)
+        assert root.filter(ours)
+    finally:
+        root.removeFilter(session._from_py4j)

@@ -216,12 +216,23 @@ def _last_log_line(log: Path | None) -> str:
     return (worth[-1] if worth else "")[:300]
 
 
+def _from_py4j(record: logging.LogRecord) -> bool:
+    """False for a record py4j's own code wrote (its module path), whichever logger carried it."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
 def _quiet_py4j() -> None:
-    """py4j logs a broken connection (the JVM going away under Ctrl-C) as a traceback through
-    Python's last-resort handler; the sweep reports its own line instead."""
+    """py4j logs a broken connection (the JVM going away under Ctrl-C) as a traceback; the sweep
+    reports its own line instead. It logs both through its ``py4j`` loggers and through the root
+    logger (``logging.exception(...)`` in ``GatewayClient.send_command``, which CI saw print 34 lines
+    when Ctrl-C landed while a command was being read): the first are switched off, the second
+    filtered by where they come from (``_from_py4j``), so the root logger keeps everything else."""
     logger = logging.getLogger("py4j")
     logger.setLevel(logging.CRITICAL + 1)
     logger.propagate = False
+    root = logging.getLogger()
+    if _from_py4j not in root.filters:
+        root.addFilter(_from_py4j)
 
 
 def _java_options() -> str:
