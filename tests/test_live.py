@@ -72,7 +72,7 @@ def test_a_bootstrap_where_no_broker_answers_is_one_line():
 from stickyproof.cli import main as cli_main
 from stickyproof.group.events import simulation_from_dict
 from stickyproof.live.java_member import Report
-from stickyproof.live.run import LiveSettings, check_live, consumption_intervals
+from stickyproof.live.run import LIVE_MONITORS, LiveSettings, check_live, consumption_intervals
 from stickyproof.errors import InvalidOption, InvalidScenario
 from stickyproof.model import TopicPartition
 
@@ -123,7 +123,9 @@ def test_two_java_members_settle_on_every_partition_exactly_once(broker, tmp_pat
     assert sorted(owners) == [("t", p) for p in range(5)]
     assert all(len(ms) == 1 for ms in owners.values()), owners
     assert {m for m, tps in doc["assignment"].items() if tps} == {"c1", "c2"}
-    assert {m["monitor"] for m in doc["monitors"]} == {"no-double-consumption", "generations-increase", "stable-ownership"}
+    assert {m["monitor"] for m in doc["monitors"]} == set(LIVE_MONITORS) == {"no-double-consumption", "generations-increase",
+                                                                       "stable-ownership", "cooperative-convergence",
+                                                                       "no-rebalance-loop"}
     # cooperative: c1 gave up only what c2 got, so c1 reported a revocation and kept the rest
     assert any(e["member"] == "c1" and e["what"] == "revoked" and e.get("partitions") for e in doc["timeline"])
     assert any(e["member"] == "history" and e["what"] == "join" for e in doc["timeline"])
@@ -148,6 +150,61 @@ def test_the_double_consumption_check_finds_an_overlap():
                                                 {TopicPartition("t", 0), TopicPartition("t", 1)}, True)}
     assert not verdicts["no-double-consumption"].ok
     assert verdicts["stable-ownership"].ok
+
+
+def _gen(name: str, at: int, generation: int) -> Report:
+    return Report("assigned", name, at, at, (("generation", generation), ("partitions", [])))
+
+
+def _convergence(reports, applied=(), cooperative=True):
+    from stickyproof.live.reports import convergence_violations
+
+    found = convergence_violations(reports, 0, applied, cooperative=cooperative, loop_bound=5, cooperative_bound=2)
+    return {m: [v.message for v in vs] for m, vs in found.items()}
+
+
+def test_a_cooperative_group_may_form_two_generations_and_a_rebalance_under_way_after_a_disturbance():
+    """The simulator's bound (2) plus the two generations of a cooperative rebalance that was running
+    when the disturbance (here a history event, at 100 ns) came."""
+    started = [_r("started", "c1", 0), _gen("c1", 10, 1)]
+    four = started + [_gen("c1", 150, 2), _gen("c1", 200, 3), _gen("c1", 300, 4), _gen("c1", 350, 5)]
+    assert _convergence(four, applied=[100]) == {"cooperative-convergence": [], "no-rebalance-loop": []}
+    five = four + [_gen("c1", 400, 6)]
+    found = _convergence(five, applied=[100])
+    assert found["cooperative-convergence"] == [
+        "generation 6 is the 5th since the last disturbance at 0 ms (bound 2, and 2 of a rebalance under way)"]
+    assert found["no-rebalance-loop"] == []
+    assert _convergence(five, applied=[100], cooperative=False)["cooperative-convergence"] == []
+
+
+def test_a_joining_member_counts_from_the_rebalance_it_joined():
+    """Seen on a real broker (history-0-17 of the main job's seed, cooperative-sticky): c2's process
+    polled at 12,915 ms while the rebalance of c5 and c6 (generations 4 and its follow-up 5) was under
+    way; c2 joined in generation 6, its follow-up is 7. Counted from c2's poll, 7 is the 4th; counted
+    as the coordinator saw the join, c2's rebalance formed two."""
+    reports = [_r("started", "c5", 12429), _r("started", "c2", 12915), _gen("c5", 13350, 4), _gen("c5", 13822, 5),
+               _gen("c2", 14746, 6), _gen("c2", 15247, 7)]
+    assert _convergence(reports) == {"cooperative-convergence": [], "no-rebalance-loop": []}
+    from stickyproof.live.reports import disturbances
+
+    assert disturbances(reports, [13000]) == [(12429, 4), (12915, 6), (13000, -1)]
+
+
+def test_each_disturbance_restarts_the_count_whoever_made_it():
+    """A history event the run applied, a member's first poll, a subscription change, a stall's end."""
+    reports = [_r("started", "c1", 0), _gen("c1", 10, 1), _gen("c1", 20, 2), _gen("c1", 30, 3), _gen("c1", 35, 4),
+               _r("subscribed", "c1", 40), _gen("c1", 50, 5), _gen("c1", 60, 6), _gen("c1", 70, 7), _gen("c1", 72, 8),
+               _r("resumed", "c1", 80), _gen("c1", 90, 9), _gen("c1", 100, 10)]
+    assert _convergence(reports, applied=[75]) == {"cooperative-convergence": [], "no-rebalance-loop": []}
+    without_subscribed = [r for r in reports if r.ev != "subscribed"]
+    assert _convergence(without_subscribed)["cooperative-convergence"][0].startswith("generation 5 is the 5th")
+
+
+def test_a_rebalance_loop_is_more_generations_than_the_bound_without_a_disturbance():
+    reports = [_r("started", "c1", 0)] + [_gen("c1", 10 * g, g) for g in range(1, 9)]
+    found = _convergence(reports, cooperative=False)
+    assert [m.split(" is")[0] for m in found["no-rebalance-loop"]] == ["generation 7", "generation 8"]
+    assert found["no-rebalance-loop"][0].endswith("(bound 5, and 1 of a rebalance under way): a rebalance loop")
 
 
 def test_a_stalled_member_consumes_nothing_until_it_resumed():
@@ -569,3 +626,67 @@ def test_a_historys_first_joins_become_members_and_an_empty_subscription_is_refu
         check_comparable(empty.scenario, empty.schedule, LiveSettings())
     with pytest.raises(InvalidOption, match="--compare"):
         check_comparable(empty.scenario, simulation_from_dict(TWO_MEMBERS).schedule, LiveSettings(group_protocol="consumer"))
+
+
+# ------------------------------------------------------------------------------------------
+# A KIP-848 group: every target the coordinator computed, graded with its input
+
+
+def _target(at: int, epoch: int, topic: str = "p-t", **targets) -> Report:
+    members = {name: {"member_id": f"id-{name}", "member_epoch": epoch, "target": [[topic, p] for p in ps]}
+               for name, ps in targets.items()}
+    return Report("target", "admin", at, at, (("epoch", epoch), ("group_epoch", epoch), ("members", members)))
+
+
+def _strip(topic: str) -> str:
+    return topic[2:] if topic.startswith("p-") else topic
+
+
+def test_each_target_is_graded_against_the_one_before_and_an_unseen_input_is_said():
+    from stickyproof.live.targets import grade_targets, partition_counts, subscriptions
+
+    members = [Report("started", "a", 5, 5, (("topics", ["p-t"]),)), Report("started", "b", 15, 15, (("topics", ["p-t"]),))]
+    admin = [Report("topics-created", "admin", 1, 1, (("topics", {"p-t": 4}),)),
+             _target(10, 1, a=[0, 1, 2, 3]),
+             _target(20, 2, a=[0, 1], b=[2, 3]),
+             Report("partitions-added", "admin", 25, 25, (("topic", "p-t"), ("partitions", 6))),
+             _target(40, 4, a=[0, 1, 4], b=[2, 3, 5])]
+    assert subscriptions(members, 10, _strip) == {"a": ("t",)}
+    assert partition_counts(admin, 30, _strip) == {"t": 6}
+    grades = grade_targets(members, admin, _strip, 0, "uniform", "x")
+    assert [g.epoch for g in grades] == [1, 2, 4]
+    first, second, third = (g.columns for g in grades)
+    assert first["contract"] == second["contract"] == "uniform-homogeneous"
+    assert second["valid"] and second["kept"] == 2 and second["stickiness"] == 1.0
+    assert dict(grades[1].scenario.members[0].owned_by_topic()) == {"t": [0, 1, 2, 3]}
+    assert third["contract"] == "none (the target of epoch 3, its input, was not seen)" and third["valid"]
+    assert third["stickiness"] is None and grades[2].line().endswith("was not seen), stickiness not measured")
+    assert "target epoch 2 at 0 ms (uniform): valid; contract uniform-homogeneous, kept 2 of 4 owned" in grades[1].line()
+
+
+def test_a_target_that_breaks_the_promise_fails_its_grade():
+    """A target keeping three of one member's four while the other gets one: not within one."""
+    from stickyproof.live.targets import grade_targets
+
+    members = [Report("started", n, 1, 1, (("topics", ["t"]),)) for n in ("a", "b")]
+    admin = [Report("topics-created", "admin", 0, 0, (("topics", {"t": 4}),)),
+             _target(10, 1, "t", a=[0, 1, 2, 3]), _target(20, 2, "t", a=[0, 1, 2], b=[3])]
+    grades = grade_targets(members, admin, lambda t: t, 0, "uniform")
+    assert grades[0].ok and not grades[1].ok
+    assert "target epoch 2 at 0 ms (uniform): FAILS ['imbalance']; contract uniform-homogeneous" in grades[1].line()
+
+
+def test_a_consumer_protocol_group_has_its_targets_graded(broker):
+    """Two Java members with group.protocol=consumer: the admin's watch saw the coordinator's targets;
+    every one graded is valid and, where its input was seen, keeps uniform's promise."""
+    from stickyproof.live.run import run_live
+
+    sim = simulation_from_dict(TWO_MEMBERS)
+    result = run_live(sim.scenario, sim.schedule, broker=broker, name="two-consumers",
+                      settings=LiveSettings(group_protocol="consumer", assignor="uniform"))
+    assert result.ok, [v for v in result.verdicts if not v.ok]
+    assert result.grades and all(g.epoch is not None for g in result.grades)
+    assert [g.epoch for g in result.grades] == sorted(g.epoch for g in result.grades)
+    assert all(g.columns.get("valid") and g.ok for g in result.grades), [g.line() for g in result.grades]
+    final = result.grades[-1]
+    assert {m for m, tps in final.assignment if tps} == {"c1", "c2"}

@@ -11,23 +11,46 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..group.monitors import MONITORS
+from ..group.monitors import MONITORS, _ordinal
 from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
 from ..model import TopicPartition
 from .java_member import Report
 from .settled import SettledGrade
 
-__all__ = ["ENDS", "LIVE_MONITORS", "LIVE_RULES", "LiveEntry", "LiveResult", "consumption_intervals", "monitor_verdicts",
+__all__ = ["DISTURBING_REPORTS", "ENDS", "LIVE_MONITORS", "LIVE_RULES", "LiveEntry", "LiveResult",
+           "consumption_intervals", "convergence_violations", "disturbances", "formed_generations", "in_flight", "monitor_verdicts",
            "render_live", "report_partitions", "timeline_entry"]
 
-LIVE_MONITORS = ("no-double-consumption", "generations-increase", "stable-ownership")
-"""The simulator's monitors a live run checks (models/protocol.md §7); the convergence bounds count
-generations after a disturbance, which real timing does not map to ticks yet."""
+LIVE_MONITORS = ("no-double-consumption", "generations-increase", "stable-ownership", "cooperative-convergence",
+                 "no-rebalance-loop")
+"""The simulator's monitors a live run checks (models/protocol.md §7), all five."""
+
+def in_flight(cooperative: bool) -> int:
+    """Generations a live run allows beyond the simulator's bounds after a disturbance: those of the
+    one rebalance that may have been under way when it came (two when the group is cooperative: the
+    rebalance's follow-up round too). The simulator counts only generations of rebalances that
+    *started* after the disturbance; a real member reports a generation only once it formed, so a
+    rebalance already running when a member left (the coordinator completes it, then starts the
+    next) is indistinguishable from one the disturbance started. A join needs no allowance: the
+    joining member's own first generation says which rebalance it joined (``disturbances``)."""
+    return 2 if cooperative else 1
+
 
 LIVE_RULES = {**{m: MONITORS[m] for m in LIVE_MONITORS},
               "no-double-consumption": "no partition is consumed by two members at once (spans read off their callbacks)",
-              "stable-ownership": "once the group is settled, every partition of a subscribed topic is owned by exactly one member"}
-"""The rules as a live run checks them: spans of wall time where the simulator has ticks."""
+              "stable-ownership": "once the group is settled, every partition of a subscribed topic is owned by exactly one member",
+              "cooperative-convergence": "an all-cooperative classic group forms at most two generations after the last "
+                                         "disturbance, besides a rebalance already under way",
+              "no-rebalance-loop": "at most loop_bound generations (group epochs, for group.protocol=consumer) form after "
+                                   "the last disturbance, besides a rebalance already under way"}
+"""The rules as a live run checks them: spans of wall time where the simulator has ticks, and
+disturbances at the instants they reached the group (``disturbances``)."""
+
+DISTURBING_REPORTS = ("started", "subscribed", "resumed")
+"""Reports that mark a disturbance as the coordinator sees it: a member process's first poll (a join
+lands when its client is up, seconds after the history's tick on a loaded machine, so two joins of
+one tick may land in separate rebalances), a subscription change, and a stalled member polling again
+(its rejoin)."""
 
 
 @dataclass(frozen=True)
@@ -163,9 +186,71 @@ def consumption_intervals(reports: Sequence[Report], prefix: str = "") -> dict[T
     return spans
 
 
+def disturbances(reports: Sequence[Report], applied: Sequence[int]) -> list[tuple[int, int]]:
+    """The disturbances a generation count restarts from, in time order, as (monotonic ns, the first
+    generation that counts): each history event as the run applied it (every later generation), and
+    each report of ``DISTURBING_REPORTS``; for a member's first poll or a stalled member polling
+    again, only generations from the first one that member was then assigned in (the rebalance it
+    joined: one that formed after its first poll without it was under way before)."""
+    marks = [(at, -1) for at in applied]
+    for i, r in enumerate(reports):
+        if r.ev in DISTURBING_REPORTS:
+            first = -1
+            if r.ev in ("started", "resumed"):
+                first = next((int(x.get("generation")) for x in reports[i + 1:] if x.name == r.name and x.ev == "assigned"
+                              and isinstance(x.get("generation"), int) and x.get("generation") >= 0), -1)
+            marks.append((r.mono_ns, first))
+    return sorted(set(marks))
+
+
+def formed_generations(reports: Sequence[Report]) -> list[tuple[int, int]]:
+    """(instant, generation) of each generation's first ``assigned`` report, in time order: when the
+    group is first seen in it. A member's epoch stands for the generation under group.protocol=consumer."""
+    first: dict[int, int] = {}
+    for r in reports:
+        if r.ev == "assigned" and r.get("generation", -1) is not None and int(r.get("generation", -1)) >= 0:
+            g = int(r.get("generation"))
+            first[g] = min(first.get(g, r.mono_ns), r.mono_ns)
+    return sorted((at, g) for g, at in first.items())
+
+
+def convergence_violations(reports: Sequence[Report], t0: int, applied: Sequence[int], *, cooperative: bool,
+                           loop_bound: int, cooperative_bound: int) -> dict[str, list[MonitorViolation]]:
+    """``cooperative-convergence`` and ``no-rebalance-loop`` on real reports: each generation formed
+    counts for the last disturbance before it that it may follow (``disturbances``), and a count
+    past the simulator's bound plus ``in_flight`` is a violation at that generation."""
+    found: dict[str, list[MonitorViolation]] = {"cooperative-convergence": [], "no-rebalance-loop": []}
+    marks = disturbances(reports, applied)
+    counts: dict[int, int] = {}
+    allowance = in_flight(cooperative)
+    for at, g in formed_generations(reports):
+        last = max((i for i, (d, first) in enumerate(marks) if d < at and g >= first), default=-1)
+        counts[last] = count = counts.get(last, 0) + 1
+        since = f"the last disturbance at {(marks[last][0] - t0) // 1_000_000} ms" if last >= 0 else "the run started"
+        if cooperative and count > cooperative_bound + allowance:
+            found["cooperative-convergence"].append(MonitorViolation(
+                "cooperative-convergence", (at - t0) // 1_000_000,
+                f"generation {g} is the {_ordinal(count)} since {since} (bound {cooperative_bound}, and {allowance} "
+                "of a rebalance under way)", (("generation", g), ("since_disturbance", count))))
+        if count > loop_bound + allowance:
+            found["no-rebalance-loop"].append(MonitorViolation(
+                "no-rebalance-loop", (at - t0) // 1_000_000,
+                f"generation {g} is the {_ordinal(count)} without a disturbance since {since} "
+                f"(bound {loop_bound}, and {allowance} of a rebalance under way): a rebalance loop",
+                (("generation", g), ("since_disturbance", count))))
+    return found
+
+
 def monitor_verdicts(reports: Sequence[Report], t0: int, prefix: str, owned: Mapping[str, frozenset[TopicPartition]],
-              subscribed: set[TopicPartition], did_settle: bool) -> tuple[MonitorVerdict, ...]:
+                     subscribed: set[TopicPartition], did_settle: bool, *, applied: Sequence[int] = (),
+                     cooperative: bool = False, loop_bound: int = 5, cooperative_bound: int = 2) -> tuple[MonitorVerdict, ...]:
+    """The five monitors on what the members reported. ``applied``: the instants the run applied the
+    history's events; ``cooperative``: every member ran only ``cooperative-sticky`` under
+    group.protocol=classic (``cooperative-convergence`` holds trivially otherwise); the bounds are the
+    history's (``GroupConfig.loop_bound``, ``cooperative_bound``)."""
     found: dict[str, list[MonitorViolation]] = {m: [] for m in LIVE_MONITORS}
+    found.update(convergence_violations(reports, t0, applied, cooperative=cooperative, loop_bound=loop_bound,
+                                        cooperative_bound=cooperative_bound))
 
     # no-double-consumption: two members' spans of one partition overlap (a handoff at one instant is none)
     for tp, spans in sorted(consumption_intervals(reports, prefix).items()):
@@ -235,7 +320,8 @@ def render_live(result: LiveResult) -> str:
         lines.append(f"  {member}{f' ({clients[member]})' if member in clients and len(result.clients) > 1 else ''}: "
                      f"{format_partitions(tps)}")
     if result.grades:
-        lines += ["", "settled assignments graded (as sweep rows are; docs/live.md):"]
+        lines += ["", "every target the coordinator computed that the run saw, graded with its input (docs/live.md):"
+                  if any(g.epoch is not None for g in result.grades) else "settled assignments graded (as sweep rows are; docs/live.md):"]
         lines += [f"  {g.line()}" for g in result.grades]
     lines += ["", "monitors:"]
     for v in result.verdicts:

@@ -44,6 +44,7 @@ from .members import library_program
 from .reports import (ENDS, LIVE_MONITORS, LiveEntry, LiveResult, consumption_intervals, monitor_verdicts, render_live,
                       report_partitions, timeline_entry)
 from .settled import SettledGrade, grade_settle_points
+from .targets import WATCH_MS, grade_targets
 
 __all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
            "consumption_intervals", "render_live"]
@@ -178,6 +179,7 @@ class _Run:
     """(monotonic ns, each running member's topics, the topics' partition counts) at each point the group settled."""
     applied: list[tuple[int, Event]] = field(default_factory=list)  # (monotonic ns, event) as the run applied them
     disturbed: bool = False  # a crash, stall or leave since the last settle: wait out a session timeout
+    cooperative: bool = True  # every member started so far ran only cooperative-sticky (classic)
 
     @property
     def tick(self) -> float:
@@ -223,6 +225,9 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
         "metadata_max_age_ms": session_ms,
     }
     if s.group_protocol == "classic":
+        # a client rebalances cooperatively only when every assignor it runs supports it (Java's
+        # ConsumerCoordinator picks the highest protocol all of them share; the other libraries alike)
+        run.cooperative = run.cooperative and bool(config["assignors"]) and set(config["assignors"]) == {"cooperative-sticky"}
         # the protocol names the group matches; the Java member takes its assignors' classes
         command["assignors"] = [JAVA_ASSIGNORS[n] for n in config["assignors"]] if client == "java" else config["assignors"]
     else:
@@ -381,6 +386,8 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
         run.topics = dict(scenario.partition_counts)
         if run.topics:
             _admin(run, {"op": "create-topics", "topics": {run.prefix + t: n for t, n in run.topics.items()}}, "topics-created")
+        if settings.group_protocol == "consumer":  # the admin reports every target the coordinator computes
+            _admin(run, {"op": "watch-group", "group": run.group, "watch_ms": WATCH_MS}, "watching")
         for m in scenario.members:
             assignors = _assignor_names(m.assignors or ("range",), f"members.{m.id}.assignors", settings, run.client_of[m.id]) \
                 if settings.group_protocol == "classic" else []
@@ -410,6 +417,7 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
             run.admin.stop(grace=0.0)
         shutil.rmtree(directory, ignore_errors=True)
     reports = sorted((r for m in run.all_processes() for r in m.reports()), key=lambda r: r.mono_ns)
+    admin_reports = run.admin.reports() if run.admin is not None else []
     history = [(at, LiveEntry((at - t0) // 1_000_000, "history", e.event, (), None, f"tick {e.at}: {e.describe()}"))
                for at, e in run.applied]
     reported = [(r.mono_ns, timeline_entry(r, t0, run.prefix)) for r in reports if r.ev != "garbage"]
@@ -417,13 +425,18 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     owned = _owned_at_end(run, reports)
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
-    verdicts = monitor_verdicts(reports, t0, run.prefix, owned, subscribed, did_settle)
+    verdicts = monitor_verdicts(reports, t0, run.prefix, owned, subscribed, did_settle, applied=[at for at, _ in run.applied],
+                                cooperative=settings.group_protocol == "classic" and run.cooperative,
+                                loop_bound=config.loop_bound, cooperative_bound=config.cooperative_bound)
     grades: tuple[SettledGrade, ...] = ()
     if settings.grade and settings.group_protocol == "classic":
         grades = grade_settle_points(run.settles, reports, lambda r: report_partitions(r, run.prefix), t0,
                                      {n: tuple(c["assignors"]) for n, c in run.configs.items()}, name)
-    elif settings.grade:
-        notes.append("settled assignments of a group.protocol=consumer group are not graded (the oracle grades classic groups)")
+    elif settings.grade:  # every target the coordinator computed, with its input (live.targets)
+        grades = grade_targets(reports, admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t, t0,
+                               settings.assignor or "uniform", name)
+        if not grades:
+            notes.append("the group's description showed no target assignment epoch: no target graded")
     return LiveResult(name, bootstrap, settings.clients, settings.group_protocol, settings.tick_ms, timeline,
                       tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items())), did_settle, verdicts, tuple(notes),
                       round(time.monotonic() - started, 2), tuple(sorted(measured.items())),

@@ -43,6 +43,7 @@ class SettledGrade:
     assignment: tuple[tuple[str, tuple[TopicPartition, ...]], ...]
     row: tuple[tuple[str, Any], ...] = ()
     error: str | None = None
+    epoch: int | None = None  # a KIP-848 group's target epoch (``live.targets``): a target, not a settle point
 
     @property
     def columns(self) -> dict[str, Any]:
@@ -50,7 +51,7 @@ class SettledGrade:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.columns.get("failures")
+        return self.error is None and not self.columns.get("failures") and self.columns.get("valid") is not False
 
     def to_dict(self) -> dict[str, Any]:
         from ..model import scenario_to_dict
@@ -61,23 +62,30 @@ class SettledGrade:
                                "row": self.columns}
         if self.error:
             out["error"] = self.error
+        if self.epoch is not None:
+            out["epoch"] = self.epoch
         return out
 
     def line(self) -> str:
         """One line for the console: the verdict and the figures a sweep row leads with."""
         c = self.columns
+        what = f"target epoch {self.epoch}" if self.epoch is not None else f"settle {self.index}"
         if self.error:
-            return f"settle {self.index} at {self.at_ms} ms ({self.assignor}): not graded: {self.error}"
-        verdict = "valid" if c.get("valid") else f"FAILS {c.get('failures')}"
+            return f"{what} at {self.at_ms} ms ({self.assignor}): not graded: {self.error}"
+        broken = c.get("failures") or sorted({v.get("invariant") for v in c.get("violations") or ()})
+        verdict = "valid" if c.get("valid") else f"FAILS {broken}"
         figures = [f"contract {c.get('contract')}"]
-        if c.get("owned"):
-            figures.append(f"kept {c.get('kept')} of {c.get('owned')} owned, optimum {c.get('optimal_kept')}"
+        owned = c.get("owned", sum(len(m.owned) for m in self.scenario.members))
+        if c.get("input_seen") is False:
+            figures.append("stickiness not measured")
+        elif owned:
+            figures.append(f"kept {c.get('kept')} of {owned} owned, optimum {c.get('optimal_kept')}"
                            + (" (proven)" if c.get("proven") else ""))
             if c.get("stickiness") is not None:
                 figures.append(f"stickiness {c['stickiness']:.2f}")
         else:
             figures.append("nothing owned before: stickiness not measured")
-        return f"settle {self.index} at {self.at_ms} ms ({self.assignor}): {verdict}; {', '.join(figures)}"
+        return f"{what} at {self.at_ms} ms ({self.assignor}): {verdict}; {', '.join(figures)}"
 
 
 def group_assignor(preferences: Sequence[Sequence[str]]) -> str | None:
@@ -191,3 +199,4 @@ def grade_settle_points(
                                 tuple(sorted(row.items())), error))
         before = {m: now.get(m, frozenset()) for m in members}
     return tuple(out)
+

@@ -19,6 +19,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -112,6 +114,19 @@ public final class LiveMember {
                         int total = d.partitions().size() + count;
                         admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(total))).all().get();
                         report("partitions-added", "topic", topic, "partitions", (long) total);
+                        break;
+                    }
+                    case "watch-group": {
+                        // KIP-848 groups: every target the coordinator computes, read by describing
+                        // the group every watch_ms (a target the next one replaced within that
+                        // time is missed; the reader sees the gap in the epochs)
+                        final Admin watching = admin;
+                        final String group = String.valueOf(cmd.get("group"));
+                        final long every = cmd.containsKey("watch_ms") ? (Long) cmd.get("watch_ms") : 100L;
+                        Thread watcher = new Thread(() -> watchGroup(watching, group, every), "group-watch");
+                        watcher.setDaemon(true);
+                        watcher.start();
+                        report("watching", "group", group);
                         break;
                     }
                     case "delete-topic": {
@@ -274,6 +289,40 @@ public final class LiveMember {
             return consumer.groupMetadata().generationId();
         } catch (RuntimeException e) {
             return -1;
+        }
+    }
+
+    /** Reports {@code target} each time the group's target assignment epoch changes and has caught up
+     *  with the group epoch: the epoch, and per member (by client id) its member id, member epoch and target. */
+    private static void watchGroup(Admin admin, String group, long everyMs) {
+        int last = -1;
+        while (running) {
+            try {
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                int epoch = d.targetAssignmentEpoch().orElse(-1);
+                // only a description whose group epoch is the target's: its members are the ones the
+                // target was computed for (a member that joined since is listed with no target yet)
+                if (epoch >= 0 && epoch == d.groupEpoch().orElse(-2) && epoch != last) {
+                    Map<String, Object> members = new java.util.TreeMap<>();
+                    for (MemberDescription m : d.members()) {
+                        Map<String, Object> one = new java.util.TreeMap<>();
+                        one.put("member_id", m.consumerId());
+                        one.put("member_epoch", (long) m.memberEpoch().orElse(-1));
+                        one.put("target", partitions(m.targetAssignment().map(a -> a.topicPartitions()).orElse(Set.of())));
+                        members.put(m.clientId(), one);
+                    }
+                    report("target", "epoch", (long) epoch, "group_epoch", (long) d.groupEpoch().orElse(-1),
+                           "members", members);
+                    last = epoch;
+                }
+            } catch (Exception e) {
+                // the group does not exist yet, or the broker is going away: look again
+            }
+            try {
+                Thread.sleep(everyMs);
+            } catch (InterruptedException e) {
+                return;
+            }
         }
     }
 
