@@ -13,7 +13,7 @@ import stickyproof
 from stickyproof.assignors import list_assignors
 from stickyproof.lookup import get_assignor
 from stickyproof.assignors.base import GroupSubscription, Subscription
-from stickyproof.assignors.registry import load_user_assignor, member_data_for, user_data_for
+from stickyproof.assignors.registry import list_consumer_group_assignors, load_user_assignor, member_data_for, user_data_for
 from stickyproof.assignors.releases import RELEASES, find_release, get_release
 from stickyproof.assignors.sticky_types import MemberData
 from stickyproof.cli import main
@@ -203,8 +203,10 @@ def test_cli_assignors_table_and_json(capsys):
         assert name in out
     assert main(["assignors", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in rows] == BUILTINS
+    assert [r["name"] for r in rows if r["group_protocol"] == "classic"] == BUILTINS
     assert rows[BUILTINS.index("cooperative-sticky")]["protocols"] == ["cooperative", "eager"]
+    server_side = [r["name"] for r in rows if r["group_protocol"] == "consumer"]
+    assert server_side == [i.name for i in list_consumer_group_assignors()] and {"uniform", "consumer-range"} <= set(server_side)
 
 
 # ------------------------------------------------------------------------------------------

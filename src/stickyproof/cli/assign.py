@@ -80,15 +80,19 @@ def add_assign(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_assignors(args: argparse.Namespace) -> int:
-    from ..assignors.registry import list_assignors
+    from ..assignors.registry import list_assignors, list_consumer_group_assignors
 
     infos = list_assignors()
     if args.json:
         print_json(
             [
-                {"name": i.name, "kafka_name": i.kafka_name, "variant": i.variant, "protocols": list(i.protocols),
-                 "description": i.description, **_verification(i)}
+                {"name": i.name, "kafka_name": i.kafka_name, "variant": i.variant, "group_protocol": "classic",
+                 "protocols": list(i.protocols), "description": i.description, **_verification(i)}
                 for i in infos
+            ] + [
+                {"name": i.name, "kafka_name": i.kafka_name, "variant": i.variant, "group_protocol": "consumer",
+                 "protocols": [], "description": i.description}
+                for i in list_consumer_group_assignors()
             ]
         )
         return 0
@@ -101,8 +105,6 @@ def _cmd_assignors(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  verified against {verified['verified_against']}: agrees on "
                   f"{verified['verified_agreeing']} of {verified['verified_inputs']} inputs "
                   "(benchmarks/releases_vs_jars.py)")
-    from ..assignors.registry import list_consumer_group_assignors
-
     print('server-side (KIP-848), for consumer groups (group_protocol "consumer"); Kafka\'s own: kafka-java:NAME@VERSION:')
     for i in list_consumer_group_assignors():
         print(f"{i.name:<{width}}  {i.kafka_name:<18}  {i.variant:<7}  {'':<19}  {i.description}")
@@ -130,7 +132,9 @@ def add_assignors(sub: argparse._SubParsersAction) -> None:
         "assignors",
         help="list the built-in assignors, their historical variants and supported protocols",
         description="The built-in assignors (Kafka's range, roundrobin, sticky, cooperative-sticky) and the historical "
-        "variants stickyproof reproduces, with the rebalance protocols each supports.",
+        "variants stickyproof reproduces, with the rebalance protocols each supports; then the server-side (KIP-848) "
+        "assignors for consumer groups (uniform, consumer-range and their releases). --json: one list, each entry's "
+        "group_protocol saying which (classic or consumer).",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=_cmd_assignors)
