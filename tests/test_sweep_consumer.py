@@ -90,6 +90,16 @@ def test_consumer_history_rows_carry_provenance_and_the_consumer_columns():
     assert all(r["consumer_contract"] in ("uniform-homogeneous", "uniform-heterogeneous") for r in rebalances)
     assert all(r["valid"] is True and r["proven"] is True and r["versions"] is None for r in rebalances)
     assert history["moved_total"] == sum(r["moved"] for r in rebalances)
+    for r in rebalances:  # measured exactly where stickiness is
+        assert (r["unnecessary"] is None) == (r["stickiness"] is None)
+        if r["unnecessary"] is not None:
+            assert r["unnecessary"] == r["optimal_kept"] - r["kept"] >= 0
+
+
+def test_kafka_18688_moves_count_as_unnecessary_on_its_release():
+    old = [r for r in _rows(KAFKA_18688_HISTORY, "uniform@4.0.0") if r["kind"] == REBALANCE and r["not_fixed_point"]]
+    assert old and all(r["unnecessary"] > 0 for r in old if r["stickiness"] is not None)
+    assert any(r["stickiness"] is not None for r in old)
 
 
 def test_kafka_18688_is_reproduced_by_its_release_record_and_not_by_todays_uniform():

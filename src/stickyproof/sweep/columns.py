@@ -242,7 +242,8 @@ DESCRIPTIONS: dict[str, str] = {
     "optimal_kept": "the most any assignment balanced in the contract's notion keeps (valid rows only); 0 when nothing could be kept",
     "proven": "`optimal_kept` is proven (CP-SAT OPTIMAL or an exact engine); false: an upper bound",
     "stickiness": "`kept / optimal_kept`, 0 to 1 (1.0 when the optimum keeps nothing); valid rows only",
-    "unnecessary": "number of partitions the optimum keeps with their owner and the assignor moved",
+    "unnecessary": "number of partitions the optimum keeps with their owner and the assignor moved (a consumer-group row: "
+                   "`optimal_kept - kept`, unmeasured where `stickiness` is)",
     "unnecessary_list": "JSON list of those partitions as `[topic, partition]` (bounded to 2,000 characters)",
     "moved": "partitions with a current owner that the assignment does not leave with it (reassigned, withheld or dropped)",
     "owned": "partitions with a current owner before the rebalance",

@@ -109,6 +109,10 @@ def _grade_fields(row: dict[str, Any], step: Any, info: Any, params: TaskParams)
         row["owned"] = sum(len(m.owned) for m in step.scenario.members)
         if row.get("optimal_kept") is not None:
             row["optimal_moves"] = row["owned"] - row["optimal_kept"]
+            # moves beyond the fewest a balanced target needs (K1 then K4); unmeasured where the
+            # assignor owes no balance (heterogeneous uniform), as its stickiness is
+            if row.get("stickiness") is not None and row.get("kept") is not None:
+                row["unnecessary"] = max(0, row["optimal_kept"] - row["kept"])
         row["assign_seconds"] = step.assign_seconds
         verdict = verdict_of(grade)
         row["failures"] = ",".join(verdict.failures) or None
