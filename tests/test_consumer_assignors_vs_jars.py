@@ -70,3 +70,30 @@ def test_kafka_18688_is_observable_between_the_releases(groups):
     # The fix changed results on random homogeneous groups, so the record is not the current code.
     changed = [s for s in groups[:300] if assign_consumer_group(s, "uniform") != assign_consumer_group(s, "uniform@4.0.0")]
     assert changed and all(s.members and len({frozenset(m.topics) for m in s.members}) == 1 for s in changed)
+
+
+DELETION_HISTORY = 6
+"""A consumer history of seed 0 with a topic deleted while members still subscribe to its name."""
+
+
+@pytest.mark.parametrize("name", ["uniform", "consumer-range"])
+def test_a_deleted_topics_partitions_in_the_targets_are_dropped_as_kafka_drops_them(name):
+    """After a topic is deleted the coordinator still hands the assignor each member's previous
+    target, the deleted topic's partitions included, and the name stays in the subscriptions; the
+    port and Kafka's jar answer every step of the history alike, and neither keeps the deleted topic."""
+    from stickyproof.grading import Limits, consumer_group_run
+    from stickyproof.lookup import get_assignor
+    from stickyproof.scenarios.consumer_histories import draw_consumer_history, run_consumer_history
+
+    history = draw_consumer_history(0, DELETION_HISTORY)
+    assert "topic-deleted" in history.episodes
+    jar = consumer_group_run(get_assignor(f"kafka-java:{name}@4.4.0"), limits=Limits())
+    steps = run_consumer_history(history, consumer_group_run(get_assignor(name), limits=Limits()))
+    after = [s for s in steps if s.event.kind == "topic-deleted"]
+    assert after
+    gone = after[0].event.fields["topic"]
+    assert any(tp.topic == gone for m in after[0].scenario.members for tp in m.owned)
+    assert all(tp.topic != gone for tps in after[0].answer.assignment.values() for tp in tps)
+    for step in steps:
+        theirs = jar(step.scenario).assignment
+        assert {m: sorted(t) for m, t in theirs.items()} == {m: sorted(t) for m, t in step.answer.assignment.items()}, step.number

@@ -64,6 +64,7 @@ EPISODES: tuple[tuple[str, int], ...] = (
     ("subscription-change", 2),
     ("partitions-added", 2),
     ("topic-created", 1),
+    ("topic-deleted", 1),
 )
 
 
@@ -92,7 +93,7 @@ def consumer_scale_of(index: int) -> str:
 @dataclass(frozen=True)
 class ConsumerEvent:
     """One change the coordinator hears of. ``kind``: ``join``, ``leave``, ``crash``, ``static-restart``,
-    ``subscribe``, ``partitions``, ``topic-created``; ``text``: the cause as a person names it;
+    ``subscribe``, ``partitions``, ``topic-created``, ``topic-deleted``; ``text``: the cause as a person names it;
     ``fields``: what changes (a member's fields, a member id, a topic's count and racks)."""
 
     kind: str
@@ -309,6 +310,16 @@ class _Plan:
             topic = self._new_topic(name, d.integer(*self.preset.partitions))
             self._event("topic-created", f"{name} created with {topic.partitions} partitions", topic=name,
                         partitions=topic.partitions, racks=topic.racks)
+        elif kind == "topic-deleted":
+            # an administrator deletes a topic the group reads: members keep its name in their
+            # subscriptions (a name resolves to no topic id any more), their targets keep its
+            # partitions until the assignor drops them (both uniform builders and range do)
+            names = sorted(self.topics)
+            if len(names) < 2:
+                return False
+            name = d.choice(names)
+            self.topics.pop(name)
+            self._event("topic-deleted", f"{name} deleted", topic=name)
         return True
 
 
@@ -354,6 +365,9 @@ def _apply(topics: dict[str, Topic], members: list[Member], event: ConsumerEvent
         return [replace(m, topics=tuple(f["topics"])) if m.id == f["id"] else m for m in members]
     if event.kind in ("partitions", "topic-created"):
         topics[f["topic"]] = Topic(f["topic"], f["partitions"], f["racks"])
+        return members
+    if event.kind == "topic-deleted":
+        topics.pop(f["topic"])
         return members
     raise AssertionError(f"unknown event kind {event.kind!r}")
 
