@@ -267,7 +267,11 @@ def consumer_scenario_from_dict(raw: Any, path: str = "scenario") -> Scenario:
         else:
             scenario = scenario_from_dict(raw)
     except InvalidScenario as exc:
-        raise InvalidScenario(f"{path}.{exc.path}" if exc.path else path, exc.detail) from exc
+        raise InvalidScenario(_join(path, exc.path), exc.detail) from exc
     if not scenario.is_consumer_group:
-        raise InvalidScenario(f"{path}.group_protocol", 'a consumer-group simulation needs "group_protocol": "consumer"')
+        raise InvalidScenario(_join(path, "group_protocol"), 'a consumer-group simulation needs "group_protocol": "consumer"')
     return scenario
+
+
+def _join(path: str, field: str) -> str:
+    return f"{path}.{field}" if path and field else path or field
