@@ -13,7 +13,7 @@ from typing import Mapping
 
 from ...model import TopicPartition
 from ..trace import MonitorVerdict, MonitorViolation, format_partitions
-from .coordinator import FENCED_MEMBER_EPOCH, HeartbeatRequest, HeartbeatResponse, Transition
+from .coordinator import FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, HeartbeatRequest, HeartbeatResponse, Transition
 from .reconcile import STATIC_LEAVE_EPOCH, UNRELEASED_PARTITIONS, MemberRecord
 
 __all__ = ["CONSUMER_MONITORS", "CONVERGENCE_BOUND", "ConsumerMonitors"]
@@ -38,8 +38,8 @@ CONSUMER_MONITORS: dict[str, str] = {
                                  "another member's record still holds",
     "convergence": f"within {CONVERGENCE_BOUND} heartbeats after the last disturbance every member is STABLE at the "
                    "group epoch and owns exactly its assignment",
-    "rejoin-accepted": "a heartbeat with member epoch 0 (a join, or a fenced member's rejoin) is never answered "
-                       "FENCED_MEMBER_EPOCH",
+    "rejoin-accepted": "a heartbeat with member epoch 0 (a join, or a fenced member's rejoin under its own member id) "
+                       "is never answered FENCED_MEMBER_EPOCH, nor UNRELEASED_INSTANCE_ID when the instance id is its own",
     "stale-epoch-fenced": "a heartbeat is answered FENCED_MEMBER_EPOCH exactly when its epoch is neither 0, nor the "
                           "member's epoch, nor its previous epoch with owned partitions a subset of its assignment",
 }
@@ -112,9 +112,10 @@ class ConsumerMonitors:
     def on_heartbeat(self, tick: int, req: HeartbeatRequest, before: MemberRecord | None, resp: HeartbeatResponse) -> None:
         """Rules of one heartbeat and its answer; ``before``: the member's record when it arrived."""
         fenced = resp.error == FENCED_MEMBER_EPOCH
-        if req.epoch == 0 and fenced:
+        own = before is not None and before.member_id == req.member_id
+        if req.epoch == 0 and (fenced or (resp.error == UNRELEASED_INSTANCE_ID and own)):
             self._report("rejoin-accepted", tick, ("rejoin", req.member_id, tick),
-                         f"{req.member_id}'s rejoin with epoch 0 was fenced ({resp.message})",
+                         f"{req.member_id}'s rejoin with epoch 0 was refused: {resp.error} ({resp.message})",
                          {"member": req.member_id, "coordinator_epoch": before.epoch if before else None})
         if before is None or req.epoch <= 0 or before.member_id != req.member_id or before.epoch == STATIC_LEAVE_EPOCH:
             return
@@ -128,9 +129,11 @@ class ConsumerMonitors:
 
     # ------------------------------------------------------------------------------------------
     def on_tick_end(self, tick: int, owning: Mapping[str, frozenset[TopicPartition]], unsettled: str | None,
-                    quiet_since: int) -> None:
-        """End-of-tick rules: ``owning`` maps each running member to what it owns; ``unsettled`` says
-        why the group is not settled (None when it is)."""
+                    quiet_since: int, outside: frozenset[str] = frozenset()) -> None:
+        """End-of-tick rules: ``owning`` maps each running member to what it owns; ``outside``: those of
+        them the coordinator no longer counts in the group (cut off past their session, they keep
+        fetching, as Kafka's clients do: a zombie, named in the witness); ``unsettled`` says why the
+        group is not settled (None when it is)."""
         seen: dict[str, set] = {m: set() for m in CONSUMER_MONITORS}
         owners: dict[TopicPartition, list[str]] = {}
         for name in sorted(owning):
@@ -139,8 +142,10 @@ class ConsumerMonitors:
         for tp in sorted(owners):
             if len(owners[tp]) > 1:
                 names = owners[tp]
-                self._report("no-double-ownership", tick, (tp, tuple(names)), f"{tp} owned by {' and '.join(names)}",
-                             {"partition": str(tp), "members": names}, seen["no-double-ownership"])
+                zombies = [n for n in names if n in outside]
+                why = f" ({', '.join(zombies)} removed from the group but still fetching: a zombie)" if zombies else ""
+                self._report("no-double-ownership", tick, (tp, tuple(names)), f"{tp} owned by {' and '.join(names)}{why}",
+                             {"partition": str(tp), "members": names, "zombies": zombies}, seen["no-double-ownership"])
         if unsettled is not None and tick > quiet_since + CONVERGENCE_BOUND:
             self._report("convergence", tick, ("late", quiet_since),
                          f"not settled {tick - quiet_since} heartbeats after the last disturbance at tick {quiet_since} "

@@ -21,6 +21,7 @@ from .coordinator import (
     FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     ConsumerCoordinator,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -170,7 +171,8 @@ class ConsumerSimulation:
         if self._waiting():
             self.quiet_since = now
         owning = {p.name: p.owned for p in self.processes.values() if p.status in (MEMBER, JOINING) and p.owned}
-        self.monitors.on_tick_end(now, owning, unsettled, self.quiet_since)
+        outside = frozenset(n for n in owning if self._record_of(self.processes[n]) is None)
+        self.monitors.on_tick_end(now, owning, unsettled, self.quiet_since, outside)
         violations = tuple(self.monitors.pending)
         self.monitors.pending.clear()
         if happened or self.notes or violations or now == 0:
@@ -201,9 +203,10 @@ class ConsumerSimulation:
                 if req.epoch != 0 or resp.error == UNKNOWN_MEMBER_ID:
                     self.quiet_since = self.now
                 p.epoch, p.owned, p.assignment, p.status = 0, frozenset(), frozenset(), JOINING
-            elif resp.error == FENCED_INSTANCE_ID:
+            elif resp.error in (FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID):
+                # fatal to the Java client: the consumer raises and the application's process ends
                 p.owned, p.assignment, p.status = frozenset(), frozenset(), STOPPED
-                self.notes.append(f"{p.name} stops: its instance id belongs to another member (fatal)")
+                self.notes.append(f"{p.name} stops: {resp.error} is fatal to the client")
             return
         if resp.epoch != p.epoch or resp.assignment != p.assignment:
             self.notes.append(f"{p.name} <- epoch {resp.epoch}, assignment {_fmt(resp.assignment)}")
