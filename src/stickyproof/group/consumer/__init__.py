@@ -1,6 +1,6 @@
 """KIP-848's consumer group protocol, simulated: the group coordinator (group epoch, target assignment
 per group epoch, member records, partition epochs, timeouts) and its members heartbeating
-(models/consumer-protocol.md, docs/consumer-protocol.md).
+(docs/consumer-protocol.md).
 
     simulate_consumer_group(scenario, events, coordinator="current", assignor="uniform") -> ConsumerResult
     ConsumerSimulation(...)             the same machine, driven tick by tick

@@ -1,6 +1,6 @@
 """The KIP-848 group coordinator: ``ConsumerGroupHeartbeat`` handling, the group epoch, the target
 assignment per group epoch, member records, partition epochs, session and rebalance timeouts
-(models/consumer-protocol.md, "The coordinator").
+(docs/consumer-protocol.md, "The coordinator").
 
 After Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``: validate the member and its epoch,
 update its subscription (a new member, a subscription change or a metadata change bumps the group

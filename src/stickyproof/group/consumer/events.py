@@ -1,4 +1,4 @@
-"""Event schedules of a consumer group (models/consumer-protocol.md, "Events").
+"""Event schedules of a consumer group (docs/consumer-protocol.md, "Events").
 
 The classic simulator's vocabulary where it applies (``join``, ``leave``, ``crash``, ``stall``,
 ``restart``, ``subscribe``, ``add-partitions``, ``delete-topic``: group/events.py), minus the fields

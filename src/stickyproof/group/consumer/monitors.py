@@ -1,4 +1,4 @@
-"""The consumer protocol's monitors (models/consumer-protocol.md, "Monitors").
+"""The consumer protocol's monitors (docs/consumer-protocol.md, "Monitors").
 
 Each monitor restates its rule from what it observes (record transitions, heartbeats and their
 answers, what members own at the end of a tick), without calling the reconciliation code it checks:

@@ -1,5 +1,5 @@
 """A member's current assignment moved towards its target, and the partition epochs that keep two
-members from holding one partition (models/consumer-protocol.md, "Reconciliation").
+members from holding one partition (docs/consumer-protocol.md, "Reconciliation").
 
 Pure functions over frozen ``MemberRecord`` values, after Kafka's ``CurrentAssignmentBuilder`` (both
 state machines a ``CoordinatorRelease`` may name), ``ConsumerGroup``'s partition-epoch bookkeeping and

@@ -1,5 +1,5 @@
 """``CoordinatorRelease``: the group coordinator's reconciliation as released, one frozen record per
-behaviour the simulator can tell apart (models/consumer-protocol.md, "Coordinator releases").
+behaviour the simulator can tell apart (docs/consumer-protocol.md, "Coordinator releases").
 
 The coordinator's server-side assignors have their own records (``assignors.consumer.releases``);
 these records describe what the coordinator does around them: which reconciliation state machine

@@ -63,9 +63,9 @@ def render_consumer_report(result: ConsumerResult, *, width: int = 160, notes: b
             if m is None:
                 cells.append("")
                 continue
-            cell = f"{m.status.lower()} e{m.epoch}: {format_partitions(m.owned)}"
+            cell = f"{m.status.lower()} e{m.epoch} {format_partitions(m.owned)}"
             if m.state is not None:
-                cell += f"\n{m.state} e{m.coordinator_epoch}: {format_partitions(m.assigned)}"
+                cell += f"\n{m.state} e{m.coordinator_epoch} {format_partitions(m.assigned)}"
                 if m.pending_revocation:
                     cell += f"\nrevoking {format_partitions(m.pending_revocation)}"
             cells.append(cell)

@@ -1,5 +1,5 @@
 """A KIP-848 consumer group, tick by tick: the coordinator and its members under a schedule of events
-(models/consumer-protocol.md).
+(docs/consumer-protocol.md).
 
 One tick is one heartbeat interval. Each tick: the events scheduled for it, then the coordinator's
 session and rebalance timeouts due, then every running member's ``ConsumerGroupHeartbeat`` in name

@@ -1,5 +1,5 @@
 """Trace records of a consumer-group simulation: the coordinator's view and each member's at every
-recorded tick, and the run's verdicts (models/consumer-protocol.md, "Trace")."""
+recorded tick, and the run's verdicts (docs/consumer-protocol.md, "Trace")."""
 
 from __future__ import annotations
 
