@@ -201,6 +201,19 @@ def test_static_member_restart_keeps_its_assignment_without_a_group_epoch_bump()
     assert any("left as static member b (epoch -2" in n for n in _notes(result))
 
 
+def test_static_member_restarted_after_a_crash_is_refused_until_its_session_times_out():
+    """No leave with epoch -2 was sent, so the instance id is still held: UNRELEASED_INSTANCE_ID, fatal
+    to the Java client, and the old member's partitions wait for its session timeout."""
+    events = consumer_events_from_doc([{"at": 1, "event": "crash", "member": "B"},
+                                       {"at": 2, "event": "restart", "member": "B"}]).events
+    result = simulate_consumer_group(_group(instance_id="b"), events)
+    notes = _notes(result)
+    assert any("B (epoch 0): UNRELEASED_INSTANCE_ID" in n for n in notes)
+    assert any("B stops: UNRELEASED_INSTANCE_ID is fatal to the client" in n for n in notes)
+    assert any("B removed: session timed out" in n for n in notes)
+    assert result.ok and result.steps[-1].members[0].owned == tuple(tp(p) for p in range(4))
+
+
 def test_dynamic_member_restart_bumps_the_group_epoch_twice():
     events = consumer_events_from_doc([{"at": 2, "event": "restart", "member": "B"}]).events
     result = simulate_consumer_group(_group(), events)

@@ -252,8 +252,9 @@ class ConsumerSimulation:
             self.processes[e.member] = _Process(e.member, _member_id(e.member, n), tuple(e.topics or ()),
                                                 e.instance_id, e.rack, incarnation=n)
         elif k in ("leave", "crash", "restart"):
-            p = self._process(e)
-            if k != "crash":
+            # a crashed or stopped process may be restarted: it only comes back
+            p = self._process(e, running=k != "restart")
+            if k != "crash" and p.status != STOPPED:
                 epoch = STATIC_LEAVE_EPOCH if p.instance_id is not None else LEAVE_EPOCH
                 req = HeartbeatRequest(p.member_id, epoch, p.instance_id, p.rack, p.topics, frozenset())
                 self.coordinator.heartbeat(self.now, req)
