@@ -179,8 +179,9 @@ class ConsumerCoordinator:
                 return new_member(req.member_id, req.instance_id, req.rack, req.topics, self._order), None, True
             if existing.epoch != STATIC_LEAVE_EPOCH:
                 raise _Refused(UNRELEASED_INSTANCE_ID, f"instance {req.instance_id} is still held by {existing.member_id}")
-            # the new member takes the old one's place, assignment and target, at epoch 0
-            return replace(existing, member_id=req.member_id, epoch=0, previous_epoch=0), existing, False
+            # the new member takes the old one's place, assignment and target, at epoch 0 (and, for
+            # the early-access machine, no target epoch yet, so it reconciles at once as in 3.7)
+            return replace(existing, member_id=req.member_id, epoch=0, previous_epoch=0, target_epoch=0), existing, False
         if existing is None:
             raise _Refused(UNKNOWN_MEMBER_ID, f"instance {req.instance_id} is not in the group")
         if existing.member_id != req.member_id:
