@@ -21,7 +21,22 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         from ..errors import InvalidOption
 
         raise InvalidOption("--scenario", "give the scenario once (positionally; --scenario is the old spelling)")
-    scenario, schedule, switched, assignor, name = resolve_simulation(ref, args.events, args.without or (), args.assignor)
+    document = None
+    if ref == "-":
+        from ..model import parse_json
+
+        document = parse_json(sys.stdin.buffer.read(), "standard input")
+    from ..group.consumer.runner import consumer_simulation_for
+
+    consumer = consumer_simulation_for(ref, document)
+    if consumer is not None:
+        return _simulate_consumer_group(args, consumer)
+    if args.coordinator is not None:
+        from ..errors import InvalidOption
+
+        raise InvalidOption("--coordinator", 'applies to consumer groups ("group_protocol": "consumer") only')
+    scenario, schedule, switched, assignor, name = resolve_simulation(ref, args.events, args.without or (), args.assignor,
+                                                                      document=document)
     scenario = with_protocol(scenario, args.protocol,
                              {m.id: (assignor,) if assignor else tuple(m.assignors) for m in scenario.members})
     sized(args, scenario)
@@ -44,6 +59,28 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _simulate_consumer_group(args: argparse.Namespace, sim) -> int:
+    """A consumer group (KIP-848): the coordinator release and server-side assignor of the flags."""
+    from ..errors import InvalidOption
+    from ..group.consumer.report import render_consumer_report
+    from ..group.consumer.runner import run_consumer_simulation
+
+    for flag, value in (("--without", args.without), ("--protocol", args.protocol)):
+        if value:
+            raise InvalidOption(flag, 'a classic-protocol switch; a consumer group ("group_protocol": "consumer") has none '
+                                      "(choose a coordinator release with --coordinator)")
+    sized(args, sim.scenario)
+    result = run_consumer_simulation(sim, events=args.events, coordinator=args.coordinator, assignor=args.assignor)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        import shutil
+
+        width = shutil.get_terminal_size((160, 24)).columns
+        sys.stdout.write(render_consumer_report(result, width=width, notes=not args.brief))
+    return 0 if result.ok else 1
+
+
 def add_simulate(sub: argparse._SubParsersAction) -> None:
     from ..group.config import FEATURES
 
@@ -55,7 +92,9 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         "an events file or the named scenario's own schedule. Prints the trace (one row per step: what happened, the "
         "generation, who owns what) after the verdict (one line, then the monitors), at the terminal's width; exit 1 "
         "when a monitor fails. An event scheduled at or "
-        "past config.max_ticks is refused (exit 2). See models/protocol.md.",
+        "past config.max_ticks is refused (exit 2). See models/protocol.md. A consumer group (\"group_protocol\": "
+        "\"consumer\") runs KIP-848's protocol instead: the coordinator computes targets with a server-side assignor "
+        "and members reconcile by heartbeat (docs/consumer-protocol.md).",
     )
     p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                    help="bundled scenario name, scenario file, stickyproof.simulation/1 document, or '-' for standard input")
@@ -64,7 +103,11 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--without", action="append", choices=FEATURES, metavar="FEATURE",
                    help=f"switch a historical safeguard off (repeatable): {', '.join(FEATURES)}")
     p.add_argument("--assignor", metavar="NAME",
-                   help="configure every member with this assignor (e.g. sticky@2.2, cooperative-sticky@2.4, module:callable)")
+                   help="configure every member with this assignor (e.g. sticky@2.2, cooperative-sticky@2.4, module:callable); "
+                        "in a consumer group, the coordinator's server-side assignor (uniform, consumer-range; default uniform)")
+    p.add_argument("--coordinator", metavar="RELEASE",
+                   help="consumer groups: the group coordinator release to run (current, before-kafka-19233, "
+                        "before-kafka-19449, 3.7; default current)")
     add_protocol_flag(p)
     add_json_flag(p, "print the machine-readable trace instead of the table")
     p.add_argument("--brief", action="store_true", help="leave the protocol messages out of the table")

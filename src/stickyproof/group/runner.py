@@ -8,7 +8,7 @@ scenario file, or a ``stickyproof.simulation/1`` document (scenario, events, swi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..errors import InvalidScenario
 from ..model import parse_json, scenario_from_dict
@@ -27,15 +27,18 @@ def schedule_for(name: str) -> Schedule:
 
 
 def resolve_simulation(
-    ref: str, events: str | None = None, without: Iterable[str] = (), assignor: str | None = None
+    ref: str, events: str | None = None, without: Iterable[str] = (), assignor: str | None = None,
+    document: Any = None,
 ):
-    """(scenario, schedule, without, assignor, name) for ``ref`` and the command-line overrides."""
+    """(scenario, schedule, without, assignor, name) for ``ref`` and the command-line overrides;
+    ``document``: standard input already read and parsed by the caller when ``ref`` is ``-``."""
     path = Path(ref)
     if ref == "-" or path.exists():
         if ref == "-":
             import sys
 
-            doc, path = parse_json(sys.stdin.buffer.read(), "standard input"), Path("stdin")
+            doc = document if document is not None else parse_json(sys.stdin.buffer.read(), "standard input")
+            path = Path("stdin")
         else:
             try:
                 doc = parse_json(path.read_bytes(), ref)
