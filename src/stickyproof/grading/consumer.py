@@ -29,7 +29,7 @@ from ..oracle.consumer_contracts import (CONSUMER_CONTRACTS, ConsumerContract, b
 from ..oracle.grade import Grade, RunError
 from ..oracle.invariants import Violation, check_assignment
 
-__all__ = ["grade_consumer_group", "grade_consumer_assignment", "consumer_group_row", "consumer_row_fields", "order_verdict", "ORDER_VERDICTS"]
+__all__ = ["grade_consumer_group", "grade_consumer_assignment", "promise_of", "consumer_group_row", "consumer_row_fields", "order_verdict", "ORDER_VERDICTS"]
 
 VALIDITY = ("unassigned", "duplicate", "unsubscribed", "nonexistent")
 
@@ -183,6 +183,13 @@ def grade_consumer_group(scenario: Scenario, assignor: str | AssignorInfo, *, li
                          error=str(error), run_error=error, contract=contract.name if contract else "none",
                          contract_check=None if contract is None else contract.balance, notion="consumer")
     return _grade(scenario, info.name, contract, answer, time.perf_counter() - start, run, limits)
+
+
+def promise_of(assignor: str, scenario: Scenario) -> str | None:
+    """The name of the contract a server-side assignor (Kafka's name: ``uniform``, ``range``) owes on
+    this group (``uniform`` homogeneous or heterogeneous by its subscriptions), or None."""
+    contract = consumer_contract(assignor, scenario)
+    return None if contract is None else contract.name
 
 
 def grade_consumer_assignment(scenario: Scenario, assignment: Assignment, *, name: str = "",

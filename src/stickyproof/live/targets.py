@@ -66,8 +66,7 @@ def _targets(doc: Mapping[str, Any], strip: Callable[[str], str]) -> dict[str, t
 def grade_targets(member_reports: Sequence[Any], admin_reports: Sequence[Any], strip: Callable[[str], str], t0: int,
                   assignor: str, name: str = "") -> tuple[SettledGrade, ...]:
     """Grade each target epoch the admin saw (module docstring), in epoch order."""
-    from ..grading.consumer import consumer_row_fields, grade_consumer_assignment
-    from ..oracle.consumer_contracts import consumer_contract
+    from ..grading.consumer import consumer_row_fields, grade_consumer_assignment, promise_of
 
     out = []
     previous: dict[str, tuple[TopicPartition, ...]] = {}
@@ -82,11 +81,11 @@ def grade_targets(member_reports: Sequence[Any], admin_reports: Sequence[Any], s
                             name=f"{name or 'live'} target epoch {epoch}", group_protocol=CONSUMER)
         # the first target (epoch 1) starts from nothing; any other needs the epoch just before it
         seen_input = epoch == 1 if previous_epoch is None else epoch == previous_epoch + 1
-        contract = consumer_contract(assignor, scenario)
+        contract = promise_of(assignor, scenario)
         error = None
         try:
             g = grade_consumer_assignment(scenario, Assignment(targets), name=assignor,
-                                          contract=contract.name if contract is not None and seen_input else None)
+                                          contract=contract if seen_input else None)
             row = consumer_row_fields(g)
             row["input_seen"] = seen_input
             if not seen_input:  # what the members held before is unknown: no stickiness figure either
