@@ -579,6 +579,24 @@ def test_compare_tells_agreement_disagreement_and_overlap_apart():
     assert overlap.steps[2].verdict == "agree" and overlap.agrees
 
 
+def test_a_tie_break_after_the_simulator_resumed_from_the_real_group_is_timing():
+    """Seen on history-0-22: the simulator resumed after a timing-dependent step from the group the
+    real members had (so its own previous end differs from theirs), then the next step's generations
+    had the same members, sizes and moves and other partitions. Measured from the real group it
+    started from, that is a member-id tie-break, not a disagreement."""
+    schedule = simulation_from_dict({**TWO_MEMBERS, "events": [
+        {"at": 1, "event": "join", "member": "c2", "topics": ["t"]},
+        {"at": 2, "event": "join", "member": "c3", "topics": ["t"]}]}).schedule
+    formed = (_g(1, c1=[0, 1, 2, 3]),)
+    sim_joined, live_joined = (_g(2, c1=[0, 1], c2=[2, 3]),), (_g(2, c1=[0, 2], c2=[1, 3]),)
+    # from the real group's (c1 0,2; c2 1,3), c3 takes one of each: the simulator c1's 0 and c2's 1, the real group c1's 2 and c2's 3
+    sim_third, live_third = (_g(3, c1=[2], c2=[3], c3=[0, 1]),), (_g(3, c1=[0], c2=[1], c3=[2, 3]),)
+    sim, live = _trace(formed, sim_joined, sim_third), _trace(formed, live_joined, live_third)
+    resumed = compare("x", sim, live, schedule, resumed=frozenset({1}))
+    assert resumed.steps[1].verdict == "timing" and resumed.steps[2].verdict == "timing"
+    assert "tie-break" in resumed.steps[2].reason
+
+
 def test_the_live_side_is_read_off_the_timeline_cooperative_callbacks_adding_up():
     """A cooperative member's onPartitionsAssigned names only what it adds; the generation's
     assignment is what it owns after it."""

@@ -528,7 +528,9 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
             reason = "follows a timing-dependent step: the group started it from a state timing chose"
         elif (missing := _missed(s, l)) is not None:
             verdict, reason = "timing", _MISSED.format(member=missing)
-        elif _same_shape(s, l, sim.ends[i - 1] if i else ()) and (i == 0 or sim.ends[i - 1] == live.ends[i - 1]):
+        elif _same_shape(s, l, live.ends[i - 1] if i - 1 in resumed else sim.ends[i - 1] if i else ()) and (
+                i == 0 or sim.ends[i - 1] == live.ends[i - 1] or i - 1 in resumed):
+            # (after a resume the simulator started this step from the real group's state, live.ends[i - 1])
             verdict = "timing"
             reason = ("tie-break: the same generations with the same members, sizes and number of moves, but other "
                       "partitions: Kafka's assignors break ties in the order of the member ids, which a real coordinator "
