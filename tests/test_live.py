@@ -708,3 +708,19 @@ def test_a_consumer_protocol_group_has_its_targets_graded(broker):
     assert all(g.columns.get("valid") and g.ok for g in result.grades), [g.line() for g in result.grades]
     final = result.grades[-1]
     assert {m for m, tps in final.assignment if tps} == {"c1", "c2"}
+
+
+def test_partitions_added_at_the_end_are_owned_before_the_run_calls_the_group_settled(broker):
+    """Seen on history-0-36 (one static member, then partitions added as the last event): the run
+    called the group settled three quiet ticks after the reports before the event, before the member's
+    metadata refresh saw the new partitions, and stable-ownership failed on a group Kafka would have
+    settled. The run now waits out a metadata refresh after partitions are added."""
+    from stickyproof.live.run import run_live
+
+    sim = simulation_from_dict({"format": "stickyproof.simulation/1", "name": "added-at-the-end",
+                                "scenario": {"format": "stickyproof.scenario/1", "topics": {"t": 2},
+                                             "members": [{"id": "c1", "topics": ["t"], "assignors": ["range"]}]},
+                                "events": [{"at": 1, "event": "add-partitions", "topic": "t", "count": 2}]})
+    result = run_live(sim.scenario, sim.schedule, broker=broker, name="added-at-the-end", settings=LiveSettings(grade=False))
+    assert result.ok, [(v.monitor, v.first) for v in result.verdicts if not v.ok]
+    assert dict(result.settled) == {"c1": tuple(TopicPartition("t", p) for p in range(4))}

@@ -307,7 +307,11 @@ def _apply(run: _Run, e: Event) -> None:
                 config["instance_id"] = e.instance_id
             time.sleep(run.restart_ticks * run.tick)
             _start_member(run, e.member, config)
-    elif k == "add-partitions":
+    elif k in ("add-partitions", "delete-topic"):
+        # the members see it at their next metadata refresh (metadata.max.age.ms = a session timeout):
+        # wait that out before calling the group settled
+        run.disturbed = True
+    if k == "add-partitions":
         if e.topic in run.topics:
             _admin(run, {"op": "add-partitions", "topic": run.prefix + e.topic, "count": e.count}, "partitions-added")
             run.topics[e.topic] += e.count
@@ -341,7 +345,10 @@ def _wait_settled(run: _Run) -> bool:
         # when it polls again, and the group is not settled before it did (seen comparing a stall of
         # 21 ticks with the simulator: the run ended with the member still holding its partitions)
         ended = max((until for until in run.stall_until.values() if until <= now), default=0.0)
-        idle = min((time.monotonic_ns() - _last_report_ns(run)) / 1e9, now - ended)
+        # and from the last event applied: an event no member reports at once (partitions added, a
+        # crash) must not find the group "quiet" on the strength of the reports before it
+        applied = max((at for at, _ in run.applied), default=0) / 1e9
+        idle = min((time.monotonic_ns() - _last_report_ns(run)) / 1e9, now - ended, now - applied)
         if not stalled and assigned and idle >= quiet:
             return True
         time.sleep(0.1)
