@@ -579,6 +579,16 @@ def test_compare_tells_agreement_disagreement_and_overlap_apart():
     assert overlap.steps[2].verdict == "agree" and overlap.agrees
 
 
+def test_a_member_owning_nothing_is_the_same_as_one_not_there_yet():
+    """Seen on history-0-45: a joining member's JVM was still starting when the step ended, so the
+    real group had no such member where the simulator's held it with nothing."""
+    schedule = simulation_from_dict({**TWO_MEMBERS, "events": [{"at": 1, "event": "join", "member": "c2", "topics": ["t"]}]}).schedule
+    formed = (_g(1, c1=[0, 1]),)
+    ends = ((("c1", (T("t", 0), T("t", 1))),), (("c1", (T("t", 0), T("t", 1))), ("c2", ())))
+    result = compare("x", _trace(formed, (), ends=ends), _trace(formed, (), ends=(ends[0], ends[0])), schedule)
+    assert [s.verdict for s in result.steps] == ["agree", "agree"] and result.final == "agree"
+
+
 def test_a_tie_break_after_the_simulator_resumed_from_the_real_group_is_timing():
     """Seen on history-0-22: the simulator resumed after a timing-dependent step from the group the
     real members had (so its own previous end differs from theirs), then the next step's generations

@@ -210,7 +210,7 @@ def _forming_replayed(result: CompareResult, scenario: Scenario, schedule: Sched
     steps = (judged,) + result.steps[1:]
     final = result.final
     if len(steps) == 1:  # the forming step is the whole run: its end is the settled assignment
-        final = "agree" if end == result.live_final else "disagree"
+        final = "agree" if _owning(end) == _owning(result.live_final) else "disagree"
 
         return replace(result, steps=steps, final=final, sim_final=end)
     return replace(result, steps=steps)
@@ -450,6 +450,12 @@ def _held(g: Generation) -> Assignment:
     return tuple((m, tps) for m, tps in g.assignment if tps)
 
 
+def _owning(a: Assignment) -> Assignment:
+    """Who owns what, members owning nothing left out: a member whose process has not joined yet (a
+    JVM still starting) and one in the group with nothing are the same to the partitions."""
+    return tuple((m, tps) for m, tps in a if tps)
+
+
 def _same(a: Sequence[Generation], b: Sequence[Generation]) -> bool:
     """Generation numbers aside (the real group's may run ahead after a timing-dependent step), the same
     assignments in the same order."""
@@ -504,9 +510,10 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
     for i in range(n):
         s, l = sim.steps[i], live.steps[i]
         s_end, l_end = sim.ends[i], live.ends[i]
+        same_end = _owning(s_end) == _owning(l_end)
         unsettled = not sim.settled_at_end[i] and i < n - 1
         skew = joins[i] and bool(l) and bool(s) and (len(l) > len(s) or len(l[0].assignment) < len(s[0].assignment))
-        if _same(s, l) and s_end == l_end:
+        if _same(s, l) and same_end:
             verdict, reason = "agree", ""
         elif unsettled:
             verdict = "timing"
@@ -522,14 +529,14 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
             verdict = "timing"
             reason = ("the real members' joins fell into different join windows (each is a JVM starting; the simulator's "
                       "join at one tick), so the real group formed in more generations" +
-                      ("" if s_end == l_end else ", and the assignment it reached depends on them"))
+                      ("" if same_end else ", and the assignment it reached depends on them"))
         elif after_timing:
             verdict = "timing"
             reason = "follows a timing-dependent step: the group started it from a state timing chose"
         elif (missing := _missed(s, l)) is not None:
             verdict, reason = "timing", _MISSED.format(member=missing)
         elif _same_shape(s, l, live.ends[i - 1] if i - 1 in resumed else sim.ends[i - 1] if i else ()) and (
-                i == 0 or sim.ends[i - 1] == live.ends[i - 1] or i - 1 in resumed):
+                i == 0 or _owning(sim.ends[i - 1]) == _owning(live.ends[i - 1]) or i - 1 in resumed):
             # (after a resume the simulator started this step from the real group's state, live.ends[i - 1])
             verdict = "timing"
             reason = ("tie-break: the same generations with the same members, sizes and number of moves, but other "
@@ -538,10 +545,10 @@ def compare(name: str, sim: SideTrace, live: SideTrace, schedule: Schedule, note
         else:
             verdict = "disagree"
             reason = "different generations" if not _same(s, l) else "same generations, different owners when the step ended"
-        after_timing = (verdict == "timing" or after_timing) and s_end != l_end and i not in resumed
+        after_timing = (verdict == "timing" or after_timing) and not same_end and i not in resumed
         out.append(StepComparison(i, labels[i] if i < len(labels) else f"step {i}", verdict, reason, s, l, s_end, l_end))
     sim_final, live_final = sim.ends[-1], live.ends[-1]
-    final = "agree" if sim_final == live_final else "timing" if after_timing else "disagree"
+    final = "agree" if _owning(sim_final) == _owning(live_final) else "timing" if after_timing else "disagree"
     return CompareResult(name, tuple(out), final, sim_final, live_final, tuple(notes))
 
 
