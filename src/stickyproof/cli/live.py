@@ -46,8 +46,12 @@ def _cmd_live(args: argparse.Namespace) -> int:
     compared = None
     if args.compare:
         from ..live.compare import compare_run, render_compare
+        from ..live.compare_consumer import compare_consumer_run
 
-        compared = compare_run(scenario, schedule, result, settings)
+        if settings.group_protocol == "consumer":  # the KIP-848 simulator's targets against the broker's
+            compared = compare_consumer_run(scenario, schedule, result, settings)
+        else:
+            compared = compare_run(scenario, schedule, result, settings)
     if args.json:
         doc = result.to_dict()
         if compared is not None:

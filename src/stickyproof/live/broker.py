@@ -37,8 +37,15 @@ from ..errors import StickyproofError
 from ..peers import builds
 from . import processes
 
-__all__ = ["Broker", "BrokerUnavailable", "RECIPE", "DEFAULT_START_SECONDS", "BROKER_JAVA_OPTS", "running_broker",
+__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "Broker", "BrokerUnavailable", "RECIPE", "DEFAULT_START_SECONDS",
+           "BROKER_JAVA_OPTS", "running_broker",
            "peak_rss_bytes", "parse_bootstrap", "broker_settings"]
+
+CONSUMER_SESSION_MS = 10000
+"""``group.consumer.session.timeout.ms`` of the broker started here: a KIP-848 member's session is the broker's."""
+
+CONSUMER_HEARTBEAT_MS = 1000
+"""``group.consumer.heartbeat.interval.ms`` of the broker started here: a KIP-848 member heartbeats at the broker's pace."""
 
 DEFAULT_START_SECONDS = 120.0
 """How long a start may take before it is called failed: measured 10-25 s on a loaded 2-core machine
@@ -95,9 +102,9 @@ def broker_settings(port: int, controller_port: int, data_dir: Path) -> dict[str
         "group.min.session.timeout.ms": "1000",
         # KIP-848 groups: the broker's floors, so a history's stalls and crashes take seconds
         "group.consumer.min.session.timeout.ms": "6000",
-        "group.consumer.session.timeout.ms": "10000",
+        "group.consumer.session.timeout.ms": str(CONSUMER_SESSION_MS),
         "group.consumer.min.heartbeat.interval.ms": "500",
-        "group.consumer.heartbeat.interval.ms": "1000",
+        "group.consumer.heartbeat.interval.ms": str(CONSUMER_HEARTBEAT_MS),
         # topics come from an AdminClient call, with the partitions the scenario names
         "auto.create.topics.enable": "false",
         "num.partitions": "1",

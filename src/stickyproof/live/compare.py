@@ -123,13 +123,17 @@ def _step_ticks(schedule: Schedule) -> list[int]:
 
 def check_comparable(scenario: Scenario, schedule: Schedule, settings) -> None:
     """Refuse, before a broker starts, what the comparison cannot hold side by side."""
-    if settings.group_protocol != "classic":
-        raise InvalidOption("--compare", "compares classic groups only (the simulator models the classic protocol)")
+    if settings.group_protocol == "consumer" and any(c != "java" for c in settings.clients):
+        raise InvalidOption("--compare", "compares a group.protocol=consumer group of Java members only (--clients java)")
     for i, m in enumerate(scenario.members):
         if not m.topics:
             raise InvalidScenario(f"members[{i}].topics", f"{m.id} subscribes to nothing: a live Java member's empty "
                                   "subscription is unsubscribe (it never joins), the simulator's joins with none; not comparable")
     for e in schedule.events:
+        if settings.group_protocol == "consumer" and e.event == "stall":
+            raise InvalidScenario(f"{e.path or 'events'}.event", "a live stall stops polling (the Java client's heartbeat "
+                                  "thread goes on and leaves the group after max.poll.interval.ms), the KIP-848 "
+                                  "simulator's freezes the process: not comparable")
         if e.event in ("join", "subscribe", "restart") and "topics" in e.given and not e.topics:
             raise InvalidScenario(f"{e.path or 'events'}.topics", "an empty subscription is not comparable (a live Java "
                                   "member's is unsubscribe)")

@@ -91,6 +91,10 @@ class LiveResult:
     measured: tuple[tuple[str, float], ...] = ()  # broker start seconds, peak RSS of the broker and members (MB)
     member_clients: tuple[tuple[str, str], ...] = ()  # member -> the library it ran
     grades: tuple["SettledGrade", ...] = ()
+    # group.protocol=consumer: each member's member ids (one per process), in the order the admin saw them
+    member_ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    topic_ids: tuple[tuple[str, str], ...] = ()  # each topic the run created -> the id the broker drew
+    join_epochs: tuple[tuple[str, int], ...] = ()  # each member's first group epoch the admin saw
 
     @property
     def ok(self) -> bool:
@@ -114,6 +118,9 @@ class LiveResult:
             "measured": dict(self.measured),
             "member_clients": dict(self.member_clients),
             "grades": [g.to_dict() for g in self.grades],
+            **({"member_ids": {m: list(ids) for m, ids in self.member_ids}} if self.member_ids else {}),
+            **({"topic_ids": dict(self.topic_ids)} if self.topic_ids else {}),
+            **({"join_epochs": dict(self.join_epochs)} if self.join_epochs else {}),
         }
 
 

@@ -44,7 +44,7 @@ from .members import library_program
 from .reports import (ENDS, LIVE_MONITORS, LiveEntry, LiveResult, consumption_intervals, monitor_verdicts, render_live,
                       report_partitions, timeline_entry)
 from .settled import SettledGrade, grade_settle_points
-from .targets import WATCH_MS, grade_targets
+from .targets import WATCH_MS, grade_targets, join_epochs_seen, member_ids_seen, topic_ids_seen
 
 __all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
            "consumption_intervals", "render_live"]
@@ -331,7 +331,12 @@ def _wait_settled(run: _Run) -> bool:
     """Until no member is stalled, every running member has had an assignment, and no member reported
     anything, and no stall ended, for a quiet spell: three ticks, or, after a crash, stall or leave, a
     session timeout and two ticks (the coordinator acts on those only when a timeout fires)."""
-    quiet = ((run.session_ticks + 2) if run.disturbed else 3) * run.tick
+    session = run.session_ticks * run.tick
+    if run.settings.group_protocol == "consumer":  # the broker's KIP-848 session timeout, not the client's
+        from .broker import CONSUMER_SESSION_MS
+
+        session = max(session, CONSUMER_SESSION_MS / 1000)
+    quiet = (session + 2 * run.tick) if run.disturbed else 3 * run.tick
     run.disturbed = False
     deadline = time.monotonic() + run.settings.settle_seconds
     while time.monotonic() < deadline:
@@ -447,7 +452,10 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     return LiveResult(name, bootstrap, settings.clients, settings.group_protocol, settings.tick_ms, timeline,
                       tuple(sorted((m, tuple(sorted(tps))) for m, tps in owned.items())), did_settle, verdicts, tuple(notes),
                       round(time.monotonic() - started, 2), tuple(sorted(measured.items())),
-                      tuple(sorted((m, c) for m, c in run.client_of.items() if m in run.configs)), grades)
+                      tuple(sorted((m, c) for m, c in run.client_of.items() if m in run.configs)), grades,
+                      member_ids_seen(admin_reports),
+                      topic_ids_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t),
+                      join_epochs_seen(admin_reports))
 
 
 def _owned_at_end(run: _Run, reports: Sequence[Report]) -> dict[str, frozenset[TopicPartition]]:

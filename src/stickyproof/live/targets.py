@@ -26,7 +26,7 @@ from ..errors import StickyproofError
 from ..model import CONSUMER, Assignment, Member, Scenario, Topic, TopicPartition
 from .settled import SettledGrade
 
-__all__ = ["WATCH_MS", "grade_targets", "partition_counts", "subscriptions"]
+__all__ = ["WATCH_MS", "grade_targets", "member_ids_seen", "partition_counts", "subscriptions", "topic_ids_seen", "join_epochs_seen"]
 
 WATCH_MS = 100
 """How often the admin describes the group (``watch-group``'s ``watch_ms``)."""
@@ -97,3 +97,37 @@ def grade_targets(member_reports: Sequence[Any], admin_reports: Sequence[Any], s
                                 tuple(sorted(row.items())), error, epoch=epoch))
         previous, previous_epoch = targets, epoch
     return tuple(out)
+
+
+def member_ids_seen(admin_reports: Sequence[Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each member's member ids in the order the admin's targets showed them (a restarted process
+    generates a new one, KIP-1082)."""
+    out: dict[str, list[str]] = {}
+    for r in admin_reports:
+        if r.ev == "target":
+            for name, m in sorted((r.get("members") or {}).items()):
+                ids = out.setdefault(name, [])
+                if m.get("member_id") and m["member_id"] not in ids:
+                    ids.append(str(m["member_id"]))
+    return tuple(sorted((name, tuple(ids)) for name, ids in out.items() if ids))
+
+
+def topic_ids_seen(admin_reports: Sequence[Any], strip: Callable[[str], str]) -> tuple[tuple[str, str], ...]:
+    """Each topic the run created and the id the broker gave it (Kafka's ``Uuid.toString``)."""
+    out: dict[str, str] = {}
+    for r in admin_reports:
+        if r.ev == "topics-created":
+            out.update({strip(str(t)): str(i) for t, i in (r.get("ids") or {}).items()})
+    return tuple(sorted(out.items()))
+
+
+def join_epochs_seen(admin_reports: Sequence[Any]) -> tuple[tuple[str, int], ...]:
+    """Each member's first group epoch in the admin's descriptions (``group-epoch``): a join bumps the
+    group epoch, so the order of these is the order the members joined, as far as 100 ms apart
+    descriptions tell (two joins between two descriptions share an epoch)."""
+    first: dict[str, int] = {}
+    for r in admin_reports:
+        if r.ev == "group-epoch":
+            for name in r.get("members") or ():
+                first.setdefault(str(name), int(r.get("epoch")))
+    return tuple(sorted(first.items()))

@@ -103,8 +103,12 @@ public final class LiveMember {
                         for (Map.Entry<String, Object> e : asMap(cmd.get("topics")).entrySet()) {
                             topics.add(new NewTopic(e.getKey(), ((Long) e.getValue()).intValue(), (short) 1));
                         }
-                        admin.createTopics(topics).all().get();
-                        report("topics-created", "topics", cmd.get("topics"));
+                        org.apache.kafka.clients.admin.CreateTopicsResult created = admin.createTopics(topics);
+                        created.all().get();
+                        // the ids the broker drew: KIP-848's assignors break ties by them
+                        Map<String, Object> ids = new java.util.TreeMap<>();
+                        for (NewTopic t : topics) ids.put(t.name(), created.topicId(t.name()).get().toString());
+                        report("topics-created", "topics", cmd.get("topics"), "ids", ids);
                         break;
                     }
                     case "add-partitions": {
@@ -296,9 +300,18 @@ public final class LiveMember {
      *  with the group epoch: the epoch, and per member (by client id) its member id, member epoch and target. */
     private static void watchGroup(Admin admin, String group, long everyMs) {
         int last = -1;
+        int lastGroup = -1;
         while (running) {
             try {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                int groupEpoch = d.groupEpoch().orElse(-1);
+                if (groupEpoch >= 0 && groupEpoch != lastGroup) {  // who is in the group at each group epoch: join order
+                    List<Object> clients = new ArrayList<>();
+                    for (MemberDescription m : d.members()) clients.add(m.clientId());
+                    Collections.sort((List) clients);
+                    report("group-epoch", "epoch", (long) groupEpoch, "members", clients);
+                    lastGroup = groupEpoch;
+                }
                 int epoch = d.targetAssignmentEpoch().orElse(-1);
                 // only a description whose group epoch is the target's: its members are the ones the
                 // target was computed for (a member that joined since is listed with no target yet)

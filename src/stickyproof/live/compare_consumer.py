@@ -1,0 +1,235 @@
+"""The KIP-848 simulator against Kafka's real coordinator: the same history, targets compared.
+
+``stickyproof live HISTORY --group-protocol consumer --compare`` runs the history with real members
+(``group.protocol=consumer``) on the broker, and the same history through the KIP-848 simulator
+(``group.consumer``, today's coordinator, the same server-side assignor). The broker's targets are
+what the run's admin saw (``live.targets``: each target epoch with every member's target); the
+simulator's are its coordinator's at every step. They are compared at checkpoints: just before each
+event of the history, and at the end. At a checkpoint the two agree when every member has the same
+target; a *tie-break* when the members, their target sizes and the partitions kept since the previous
+checkpoint are the same but the partitions are not (``uniform`` breaks ties by member and topic ids
+and by the previous targets, so a restarted process's new member id, which the simulator cannot
+know, or two members joining together decide them); a
+*timing* step when either side had not settled to a target by then (the real members join when their
+processes are up, seconds after the history's tick); else they disagree. The simulator's members are
+given the member ids the real ones had (``LiveResult.member_ids``; a restarted process's new id only
+for its first incarnation), the topics the ids the broker drew (``LiveResult.topic_ids``), and the
+members join in the order they joined the real group, so ``uniform``'s ties break alike where the
+inputs are alike. A step after a tie-break or
+a timing step compares states timing chose, and says so, as the classic comparison does.
+
+Time: the simulator's tick is one heartbeat interval; the broker's KIP-848 heartbeat interval is
+``CONSUMER_HEARTBEAT_MS`` and its session timeout ``CONSUMER_SESSION_MS`` (``live.broker``), so a
+history event at tick ``t`` of a live run of ``tick_ms`` is at heartbeat ``t * tick_ms /
+CONSUMER_HEARTBEAT_MS`` in the simulator.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..group.config import GroupConfig
+from ..group.events import Schedule
+from ..model import Scenario, TopicPartition
+from .broker import CONSUMER_HEARTBEAT_MS, CONSUMER_SESSION_MS
+from .compare import CompareResult, Generation, StepComparison, _owning
+
+__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "candidate_orders", "compare_consumer_run", "join_order", "simulate_consumer_as_live"]
+
+Targets = tuple[tuple[str, tuple[TopicPartition, ...]], ...]
+
+
+def _sim_tick(at: int, tick_ms: int) -> int:
+    return max(1, round(at * tick_ms / CONSUMER_HEARTBEAT_MS))
+
+
+def join_order(live: Any, members: Sequence[str]) -> list[str]:
+    """The scenario's members in the order they joined the real group: by the first group epoch the
+    admin saw each in (``LiveResult.join_epochs``), then by when its process started consuming
+    (``started``: built, subscribed, polling; its first heartbeat, its join, follows at once); a member
+    never seen last."""
+    epochs = dict(live.join_epochs)
+    started: dict[str, int] = {}
+    for e in live.timeline:
+        if e.what == "started" and e.member not in started:
+            started[e.member] = e.at_ms
+    return sorted(members, key=lambda m: (epochs.get(m, 1 << 30), started.get(m, 1 << 62), m))
+
+
+def candidate_orders(live: Any, members: Sequence[str], limit: int = 24) -> list[list[str]]:
+    """The join orders the admin's descriptions allow (``join_order`` first): members first seen at the
+    same group epoch in every order among themselves, at most ``limit`` orders in all."""
+    from itertools import permutations, product
+
+    first = join_order(live, members)
+    epochs = dict(live.join_epochs)
+    groups: list[list[str]] = []
+    for m in first:
+        if groups and m in epochs and epochs.get(groups[-1][0]) == epochs[m]:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    out: list[list[str]] = []
+    for choice in product(*(list(permutations(g)) for g in groups)):
+        out.append([m for g in choice for m in g])
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _consumer_inputs(scenario: Scenario, schedule: Schedule, tick_ms: int, ids: Mapping[str, str],
+                     order: Sequence[str] = (), topic_ids: Mapping[str, str] | None = None
+                     ) -> tuple[Scenario, list[dict[str, Any]], GroupConfig, int]:
+    """The history as the KIP-848 simulator reads it: the members fresh (a live run starts them so),
+    named by the member id their first process had in the real group (``ids``; the simulator's first
+    incarnation of a member takes its name as its member id, so ``uniform`` sees the same ids and
+    breaks ties alike), the events on the heartbeat clock, the broker's session timeout."""
+    from ..group.consumer.events import consumer_scenario_from_dict
+
+    def named(member: str) -> str:
+        return ids.get(member, member)
+
+    # the members join one heartbeat apart in the order they joined the real group (``order``): each
+    # join is a target computed from the previous one, so the order decides the formed targets
+    by_name = {m.id: m for m in scenario.members}
+    joining = [by_name[n] for n in order if n in by_name] + [m for m in scenario.members if m.id not in order]
+    first = joining[:1] if order else list(scenario.members)
+    doc = {"format": "stickyproof.scenario/1", "group_protocol": "consumer",
+           "topics": {t.name: {"partitions": t.partitions, "id": topic_ids[t.name]} if t.name in (topic_ids or {})
+                      else t.partitions for t in scenario.topics},
+           "members": [{"id": named(m.id), "topics": list(m.topics), **({"instance_id": m.instance_id} if m.instance_id else {})}
+                       for m in first]}
+    events: list[dict[str, Any]] = [
+        {"at": i, "event": "join", "member": named(m.id), "topics": list(m.topics),
+         **({"instance_id": m.instance_id} if m.instance_id else {})}
+        for i, m in enumerate(joining[len(first):], start=1)]
+    # the history's events after the group formed, as a live run applies them (it waits for the group to settle)
+    shift = max(0, len(events) + 3 - min((_sim_tick(e.at, tick_ms) for e in schedule.events), default=0))
+    for e in schedule.events:
+        one: dict[str, Any] = {"at": _sim_tick(e.at, tick_ms) + shift, "event": e.event}
+        for key in ("member", "topics", "instance_id", "ticks", "topic", "count"):
+            value = getattr(e, key, None)
+            if value is not None and (key in e.given or key in ("member", "topic")):
+                one[key] = list(value) if key == "topics" else named(value) if key == "member" else value
+        if e.event == "stall" and e.ticks is not None:
+            one["ticks"] = _sim_tick(e.ticks, tick_ms)
+        events.append(one)
+    config = GroupConfig(session_timeout=CONSUMER_SESSION_MS // CONSUMER_HEARTBEAT_MS,
+                         rebalance_timeout=max(1, schedule.config.session_timeout * tick_ms // CONSUMER_HEARTBEAT_MS))
+    return consumer_scenario_from_dict(doc), events, config, shift
+
+
+def simulate_consumer_as_live(scenario: Scenario, schedule: Schedule, tick_ms: int, assignor: str | None,
+                              ids: Mapping[str, str] | None = None, order: Sequence[str] = (),
+                              topic_ids: Mapping[str, str] | None = None):
+    """The KIP-848 simulator's run of the history a live run of ``tick_ms`` applied (members named by
+    ``ids``, member name -> member id, where given; the scenario's members joining in ``order``)."""
+    from ..group.consumer import simulate_consumer_group
+    from ..group.consumer.events import consumer_events_from_doc
+
+    start, events, config, shift = _consumer_inputs(scenario, schedule, tick_ms, ids or {}, order, topic_ids)
+    parsed = consumer_events_from_doc(events, base=config)
+    return simulate_consumer_group(start, parsed.events, config=config, assignor=assignor or "uniform",
+                                   name=scenario.name or "live"), shift
+
+
+def _sim_targets(result: Any, before_tick: int | None, names: Mapping[str, str]) -> tuple[Targets, bool, int]:
+    """The simulator's targets at the end of the last step before ``before_tick`` (None: the end),
+    and whether its group had settled to them (the target epoch is the group epoch and every member
+    holds its target)."""
+    steps = [s for s in result.steps if before_tick is None or s.tick < before_tick]
+    if not steps:
+        return (), False, 0
+    last = steps[-1]
+    targets = tuple(sorted((names.get(m.name, m.name), tuple(sorted(m.target))) for m in last.members if m.state is not None))
+    settled = last.group.group_epoch == last.group.assignment_epoch and all(
+        m.state is None or (m.state == "STABLE" and sorted(m.owned) == sorted(m.target)) for m in last.members)
+    return targets, settled, last.group.assignment_epoch
+
+
+def _live_targets(live: Any, before_ms: int | None) -> tuple[Targets, int | None]:
+    """The broker's last target seen before ``before_ms`` (None: the end), with its epoch."""
+    seen = [g for g in live.grades if g.epoch is not None and (before_ms is None or g.at_ms < before_ms)]
+    if not seen:
+        return (), None
+    return tuple(sorted(seen[-1].assignment)), seen[-1].epoch
+
+
+def _kept(before: Targets, now: Targets) -> int:
+    held = {tp: m for m, tps in before for tp in tps}
+    return sum(1 for m, tps in now for tp in tps if held.get(tp) == m)
+
+
+def _shape(targets: Targets) -> tuple:
+    return tuple(m for m, _ in targets), tuple(sorted(len(tps) for _, tps in targets))
+
+
+def compare_consumer_run(scenario: Scenario, schedule: Schedule, live: Any, settings: Any) -> CompareResult:
+    """The simulator run as ``live`` was (a ``group.protocol=consumer`` live run), compared at each
+    checkpoint (module docstring)."""
+    ids = {name: first[0] for name, first in live.member_ids if first}
+    names = {member_id: name for name, member_id in ids.items()}
+    applied = [e.at_ms for e in live.timeline if e.member == "history"]
+    ticks = sorted({e.at for e in schedule.events})
+    # the join order: as the admin saw it; members it saw join between two descriptions are tried in
+    # every order, the first that forms the real group's target kept, and said
+    inferred = None
+    orders = candidate_orders(live, [m.id for m in scenario.members])
+    forming_ms = applied[0] if applied else None
+    for order in orders:
+        sim, shift = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
+                                               dict(live.topic_ids))
+        formed = _sim_targets(sim, (_sim_tick(ticks[0], settings.tick_ms) + shift) if ticks else None, names)[0]
+        if _owning(formed) == _owning(_live_targets(live, forming_ms)[0]):
+            inferred = order if len(orders) > 1 else None
+            break
+    else:
+        order = orders[0]
+        sim, shift = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
+                                               dict(live.topic_ids))
+    labels = ["forming: the scenario's members join"] + [
+        f"tick {t}: " + "; ".join(e.describe() for e in schedule.events if e.at == t) for t in ticks]
+    # the live time of the first event of each tick (applied in order, one entry per event)
+    firsts, i = [], 0
+    for t in ticks:
+        firsts.append(applied[i] if i < len(applied) else None)
+        i += sum(1 for e in schedule.events if e.at == t)
+    checkpoints = [(_sim_tick(t, settings.tick_ms) + shift, at) for t, at in zip(ticks, firsts)] + [(None, None)]
+    steps: list[StepComparison] = []
+    before_sim: Targets = ()
+    before_live: Targets = ()
+    chosen_by_timing = False
+    for k, (sim_tick, live_ms) in enumerate(checkpoints):
+        s_targets, s_settled, s_epoch = _sim_targets(sim, sim_tick, names)
+        l_targets, epoch = _live_targets(live, live_ms)
+        s_own, l_own = _owning(s_targets), _owning(l_targets)
+        if s_own == l_own:
+            verdict, reason = "agree", ""
+        elif not s_settled or epoch is None:
+            verdict = "timing"
+            reason = ("the simulator's group had not settled to its target by this point" if not s_settled else
+                      "the run's admin saw no target by this point") + (
+                      ": when a member's join or a revocation lands is timing")
+        elif chosen_by_timing:
+            verdict, reason = "timing", "follows a step timing decided: the group started it from a state timing chose"
+        elif _shape(s_own) == _shape(l_own) and _kept(before_sim, s_own) == _kept(before_live, l_own):
+            verdict = "timing"
+            reason = ("tie-break: the same members, target sizes and partitions kept, other partitions: a tie the assignor "
+                      "broke on what the run could not hand the simulator (a restarted process's new member id, or "
+                      "which of two members joining together came first)")
+        else:
+            verdict, reason = "disagree", "different targets"
+        chosen_by_timing = chosen_by_timing or (verdict == "timing" and s_own != l_own)
+        steps.append(StepComparison(k, labels[k], verdict, reason,
+                                    (Generation(s_epoch, s_own),), (Generation(epoch or 0, l_own),), s_own, l_own))
+        before_sim, before_live = s_own, l_own
+    final = steps[-1].verdict
+    notes = ["group.protocol=consumer: targets compared (the simulator's coordinator against the broker's, as the run's "
+             "admin saw them), just before each event and at the end; the simulator's members carry the member ids the "
+             "real ones had (a restarted process's new id excepted); epochs are not compared"]
+    if inferred is not None:
+        notes.append(f"the admin saw some members join between two of its descriptions; of the {len(orders)} orders they "
+                     f"could have joined in, {', '.join(inferred)} forms the real group's target, and the simulator ran it")
+    if not sim.ok:
+        notes.append(f"the simulator's monitors failed: {', '.join(sim.failed)}")
+    return CompareResult(live.name, tuple(steps), final, steps[-1].sim_end, steps[-1].live_end, tuple(notes))
