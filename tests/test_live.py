@@ -758,8 +758,8 @@ CONSUMER_LIFE = {
 
 def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     """group.protocol=consumer, Java members: the simulator, handed the member ids, topic ids and join
-    order the real group had, computes the same targets as Kafka 4.4's coordinator (on the development
-    machine, every step of this history agreed in 4 runs of 5; the fifth had one timing step)."""
+    order the real group had, computes the same targets as Kafka 4.4's coordinator; a step timing
+    decided is said with its reason, and none may disagree."""
     from stickyproof.live.compare_consumer import compare_consumer_run
     from stickyproof.live.run import run_live
 
