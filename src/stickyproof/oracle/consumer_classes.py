@@ -11,18 +11,38 @@ the answer are built once, in ``assignment_of``.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import chain, repeat
+from functools import partial
+from itertools import chain, count, repeat
 from operator import itemgetter
-from typing import Mapping
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..model import Assignment, Scenario, TopicPartition
 
-__all__ = ["Classes", "build_classes", "class_partitions", "assignment_of", "hand_out", "positions"]
+__all__ = ["Classes", "build_classes", "first_seen", "class_partitions", "assignment_of", "hand_out", "positions"]
 
-_new_partition = TopicPartition._make
+_new_partition = partial(tuple.__new__, TopicPartition)
+"""``TopicPartition`` from a (topic, partition) pair without the Python-level ``__new__`` (C calls only)."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The objects that exist already (the scenario: every claim and replica rack list) out of the
+    cyclic collector's sight while half a million small tuples are made: each 700 allocations start
+    a collection, and the full ones would walk the whole scenario again and again (``gc.freeze``,
+    undone after; left alone if the caller froze objects of its own or turned the collector off)."""
+    mine = gc.isenabled() and gc.get_freeze_count() == 0
+    if mine:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if mine:
+            gc.unfreeze()
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,9 +99,9 @@ def _holders(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], topic_inde
     parts = np.fromiter(map(itemgetter(1), flat), dtype=np.int64, count=len(flat))
     who = np.repeat(np.asarray([member_index.get(m.id, -1) for m in owners], dtype=np.int64),
                     np.asarray([len(m.owned) for m in owners], dtype=np.int64))
-    count = np.diff(offset)
+    sizes = np.diff(offset)
     safe = np.maximum(codes, 0)
-    ok = (codes >= 0) & (parts >= 0) & (parts < count[safe])
+    ok = (codes >= 0) & (parts >= 0) & (parts < sizes[safe])
     index, who, codes = offset[codes[ok]] + parts[ok], who[ok], codes[ok]
     if index.size and np.bincount(index).max() > 1:
         index, at = np.unique(index[::-1], return_index=True)
@@ -89,6 +109,13 @@ def _holders(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], topic_inde
     keep = (who >= 0) & subscribed[codes, np.maximum(who, 0)]
     holder[index[keep]] = who[keep]
     return holder
+
+
+def first_seen(values: Sequence) -> np.ndarray:
+    """For each value, the position of its first equal in ``values``: one hash per value (a distinct
+    rack list per partition is the rule in real metadata, a handful of distinct lists the fact)."""
+    first: dict = {}
+    return np.fromiter(map(first.setdefault, values, count()), dtype=np.int64, count=len(values))
 
 
 def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Classes:
@@ -119,8 +146,11 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
         if rr is None or not sub_racks:
             continue
         k = min(len(rr), int(counts[i]))
-        code = {r: local_code.setdefault(frozenset(r) & sub_racks, len(local_code)) for r in dict.fromkeys(rr[:k])}
-        local[offset[i]:offset[i] + k] = np.fromiter(map(code.__getitem__, rr[:k]), dtype=np.int64, count=k)
+        first = first_seen(rr[:k])
+        distinct = np.unique(first)
+        code = np.zeros(k, dtype=np.int64)
+        code[distinct] = [local_code.setdefault(frozenset(rr[j]) & sub_racks, len(local_code)) for j in distinct.tolist()]
+        local[offset[i]:offset[i] + k] = code[first]
     # Classes sort by (topic, holder with "no holder" first, sorted local racks): renumber the local
     # sets in that order (the empty set stays 0), so codes compare as the sets do.
     by_racks = sorted(range(len(local_code)), key=lambda c: sorted(list(local_code)[c]))
@@ -143,8 +173,9 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
 def _partitions(classes: Classes) -> list[TopicPartition]:
     """Every assignable partition in flat order, built once."""
     out: list[TopicPartition] = []
-    for i, t in enumerate(classes.topics):
-        out.extend(map(_new_partition, zip(repeat(t), range(int(classes.offset[i + 1] - classes.offset[i])))))
+    with _collector_paused():
+        for i, t in enumerate(classes.topics):
+            out.extend(map(_new_partition, zip(repeat(t), range(int(classes.offset[i + 1] - classes.offset[i])))))
     return out
 
 
@@ -162,8 +193,9 @@ def assignment_of(scenario: Scenario, classes: Classes, owner: np.ndarray) -> As
     bounds = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=len(classes.members)))]).tolist()
     ordered = list(map(every.__getitem__, order))
     out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
-    for i, m in enumerate(classes.members):
-        out[m] = tuple(ordered[bounds[i]:bounds[i + 1]])
+    with _collector_paused():
+        for i, m in enumerate(classes.members):
+            out[m] = tuple(ordered[bounds[i]:bounds[i + 1]])
     return Assignment(out)
 
 

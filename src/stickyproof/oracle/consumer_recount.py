@@ -76,7 +76,8 @@ def recount_placed(scenario: Scenario, assignment: Assignment, subscribers: Mapp
         for k in unknown.tolist():
             topic_key[k] = len(meta.topics) + extra.setdefault(flat[k][0], len(extra))
     width = len(meta.topics) + (len(extra) if unknown.size else 0) + 1
-    _, counts = np.unique(member * width + topic_key, return_counts=True)
+    cells = member * width + topic_key
+    counts = np.bincount(cells) if len(items) * width <= 4 * cells.size + 2**20 else np.unique(cells, return_counts=True)[1]
     spread = int((counts * counts).sum())
     inside, index = meta.flat_index(codes, parts)
     outside = np.flatnonzero(~inside).tolist()
@@ -132,17 +133,19 @@ def _rack_local(meta: _Metadata, rack_of: Mapping[str, str | None], items: list,
     # Each partition's replica racks as a code into ``local``: which of the members' racks hold a replica.
     replica = np.zeros(int(meta.offset[-1]), dtype=np.int64)
     local = [np.zeros(len(racks), dtype=bool)]
-    seen: dict[tuple[str, ...], int] = {}
     for i, t in enumerate(meta.topics):
         if t.racks is None:
             continue
         k = min(len(t.racks), t.partitions)
-        for r in dict.fromkeys(t.racks[:k]):
-            if r not in seen:
-                seen[r] = len(local)
-                local.append(np.asarray([x in r for x in racks], dtype=bool))
+        # Each rack list hashed once: its number is where it first appears among the topic's.
+        where: dict = {}
+        first = np.fromiter(map(where.setdefault, t.racks[:k], range(k)), dtype=np.int64, count=k)
+        row = np.zeros(k, dtype=np.int64)
+        for j in where.values():
+            row[j] = len(local)
+            local.append(np.asarray([x in t.racks[j] for x in racks], dtype=bool))
         start = int(meta.offset[i])
-        replica[start:start + k] = np.fromiter(map(seen.__getitem__, t.racks[:k]), dtype=np.int64, count=k)
+        replica[start:start + k] = row[first]
     table = np.stack(local)
     mr = member_rack[member]
     racked = mr >= 0
