@@ -54,7 +54,9 @@ class Classes:
     ``local[c]``: an index into ``local_sets``, the subscribers' racks holding a replica (0: none);
     ``local_sets`` are sorted as their sorted rack lists, so codes order as the sets.
     ``member_rack[i]``: member ``i``'s rack as an index into ``racks`` (-1: none); ``in_local[l, r]``
-    whether rack ``r`` is in ``local_sets[l]``."""
+    whether rack ``r`` is in ``local_sets[l]``. ``claimed[k]``: the current targets' own
+    ``TopicPartition`` for flat index ``claimed_index[k]`` (the answer reuses them instead of making
+    each partition again)."""
 
     topics: tuple[str, ...]
     offset: np.ndarray
@@ -69,6 +71,8 @@ class Classes:
     racks: tuple[str, ...]
     member_rack: np.ndarray
     in_local: np.ndarray
+    claimed_index: np.ndarray
+    claimed: np.ndarray
 
     def gains_local(self, classes: np.ndarray, members: np.ndarray) -> np.ndarray:
         """Whether each (class, member) placement is rack local (K3)."""
@@ -85,15 +89,19 @@ class Classes:
         return (rack >= 0)[None, :] & self.in_local[locals_][:, np.maximum(rack, 0)]
 
 
-def _holders(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], topic_index: Mapping[str, int],
-             offset: np.ndarray, member_index: Mapping[str, int], subscribed: np.ndarray) -> np.ndarray:
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _holders(scenario: Scenario, topic_index: Mapping[str, int], offset: np.ndarray, member_index: Mapping[str, int],
+             subscribed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each flat partition's holder among its topic's subscribers (-1: none): the last claim on it in
-    member order (the coordinator's targets never overlap), kept only when the claimant subscribes."""
+    member order (the coordinator's targets never overlap), kept only when the claimant subscribes.
+    Also the claimed flat indexes and their ``TopicPartition`` values, for the answer to reuse."""
     total = int(offset[-1])
     holder = np.full(total, -1, dtype=np.int64)
     owners = [m for m in scenario.members if m.owned]
     if not owners or not total:
-        return holder
+        return holder, _NONE, np.zeros(0, dtype=object)
     flat = list(chain.from_iterable(m.owned for m in owners))
     codes = np.fromiter(map(topic_index.get, map(itemgetter(0), flat), repeat(-1)), dtype=np.int64, count=len(flat))
     parts = np.fromiter(map(itemgetter(1), flat), dtype=np.int64, count=len(flat))
@@ -102,13 +110,15 @@ def _holders(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], topic_inde
     sizes = np.diff(offset)
     safe = np.maximum(codes, 0)
     ok = (codes >= 0) & (parts >= 0) & (parts < sizes[safe])
-    index, who, codes = offset[codes[ok]] + parts[ok], who[ok], codes[ok]
+    index, who, codes, claim = offset[codes[ok]] + parts[ok], who[ok], codes[ok], np.flatnonzero(ok)
     if index.size and np.bincount(index).max() > 1:
         index, at = np.unique(index[::-1], return_index=True)
-        who, codes = who[::-1][at], codes[::-1][at]
+        who, codes, claim = who[::-1][at], codes[::-1][at], claim[::-1][at]
     keep = (who >= 0) & subscribed[codes, np.maximum(who, 0)]
     holder[index[keep]] = who[keep]
-    return holder
+    if set(map(type, flat)) != {TopicPartition}:
+        return holder, _NONE, np.zeros(0, dtype=object)
+    return holder, index, np.fromiter(flat, dtype=object, count=len(flat))[claim]
 
 
 def first_seen(values: Sequence) -> np.ndarray:
@@ -131,7 +141,7 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
     subscribed = np.zeros((len(topics), len(members)), dtype=bool)
     for i, ms in enumerate(subs.values()):
         subscribed[i, [member_index[m] for m in ms]] = True
-    holder = _holders(scenario, subs, topic_index, offset, member_index, subscribed)
+    holder, claimed_index, claimed = _holders(scenario, topic_index, offset, member_index, subscribed)
     rack_of = {m.id: m.rack or None for m in scenario.members}
     racks = tuple(sorted({rack_of[m] for m in members if rack_of.get(m) is not None}))
     rack_index = {r: i for i, r in enumerate(racks)}
@@ -167,31 +177,39 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
     first = parts[start]
     in_local = np.asarray([[r in s for r in racks] for s in local_sets], dtype=bool).reshape(len(local_sets), len(racks))
     return Classes(topics, offset, members, topic_of[first], holder[first], local[first], size.astype(np.int64),
-                   start.astype(np.int64), parts.astype(np.int64), local_sets, racks, member_rack, in_local)
+                   start.astype(np.int64), parts.astype(np.int64), local_sets, racks, member_rack, in_local,
+                   claimed_index, claimed)
 
 
-def _partitions(classes: Classes) -> list[TopicPartition]:
-    """Every assignable partition in flat order, built once."""
-    out: list[TopicPartition] = []
-    with _collector_paused():
-        for i, t in enumerate(classes.topics):
-            out.extend(map(_new_partition, zip(repeat(t), range(int(classes.offset[i + 1] - classes.offset[i])))))
-    return out
+def _partitions(classes: Classes) -> np.ndarray:
+    """Every assignable partition in flat order (an object array): the current targets' own values
+    where they name it, the others made here, once."""
+    total = int(classes.offset[-1])
+    every = np.empty(total, dtype=object)
+    every[classes.claimed_index] = classes.claimed
+    have = np.zeros(total, dtype=bool)
+    have[classes.claimed_index] = True
+    missing = np.flatnonzero(~have)
+    if missing.size:
+        topic = np.searchsorted(classes.offset, missing, side="right") - 1
+        names = np.asarray(classes.topics, dtype=object)[topic].tolist()
+        with _collector_paused():
+            every[missing] = np.fromiter(map(_new_partition, zip(names, (missing - classes.offset[topic]).tolist())),
+                                         dtype=object, count=missing.size)
+    return every
 
 
 def class_partitions(classes: Classes) -> list[list[TopicPartition]]:
     """Each class's partitions (for the CP-SAT stages, which read classes as lists)."""
     every = _partitions(classes)
-    return [[every[p] for p in classes.parts[s:s + n].tolist()] for s, n in zip(classes.start.tolist(), classes.size.tolist())]
+    return [every[classes.parts[s:s + n]].tolist() for s, n in zip(classes.start.tolist(), classes.size.tolist())]
 
 
 def assignment_of(scenario: Scenario, classes: Classes, owner: np.ndarray) -> Assignment:
     """The assignment placing flat partition ``p`` on member ``owner[p]``: each member's partitions in
     ``TopicPartition`` order, every member of the scenario present (the unsubscribed with none)."""
-    every = _partitions(classes)
-    order = np.argsort(owner, kind="stable").tolist()
+    ordered = _partitions(classes)[np.argsort(owner, kind="stable")].tolist()
     bounds = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=len(classes.members)))]).tolist()
-    ordered = list(map(every.__getitem__, order))
     out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
     with _collector_paused():
         for i, m in enumerate(classes.members):
