@@ -9,9 +9,11 @@ The groups are ``benchmarks/server_side.py``'s (``group_doc``: members, buckets,
 ``uniform`` port's full answer for ``members - 1`` members (server_side.py takes Kafka's jar's; the
 port gives the same targets on these shapes, its ``same`` column); they are built before the clock
 starts, so the time is ``solve_consumer`` alone (``ConsumerOptimum.seconds``, wall clock; ``cpu s``
-the process's CPU time over the same call, which a machine shared with other jobs inflates less),
-in a forked child per shape so each starts with a fresh heap. ``--cache DIR`` keeps the built scenarios (pickled)
-between runs. A table for reading, not a test.
+the process's CPU time over the same call, which a machine shared with other jobs inflates less).
+Each solve runs in a forked child that unpickles the scenario itself, as a process that read the
+group would hold it (a scenario inherited from the parent would be copied page by page as the
+child touches it, and that copying would be timed). ``--cache DIR`` keeps the built scenarios
+between runs (default: a temporary directory). A table for reading, not a test.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import cProfile
 import multiprocessing
 import pickle
 import pstats
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,14 +35,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_side import Shape, _as_targets, group_doc  # noqa: E402
 
 
-def build(shape: Shape, cache: Path | None):
-    """The shape's scenario (incremental: with the port's full answer as the current targets)."""
+def build(shape: Shape, cache: Path) -> Path:
+    """The shape's scenario (incremental: with the port's full answer as the current targets), pickled under ``cache``."""
     from stickyproof.assignors.consumer import assign_consumer_group
     from stickyproof.model import scenario_from_dict
 
-    path = None if cache is None else cache / f"{shape.label().replace(' ', '_')}.pickle"
-    if path is not None and path.exists():
-        return pickle.loads(path.read_bytes())
+    path = cache / f"{shape.label().replace(' ', '_')}.pickle"
+    if path.exists():
+        return path
     targets = None
     if shape.kind == "incremental":
         base = Shape(shape.members - 1, shape.ratio, shape.topics, shape.subscription, "full", shape.racks)
@@ -46,15 +50,15 @@ def build(shape: Shape, cache: Path | None):
         base_doc["topics"] = group_doc(shape)["topics"]
         targets = _as_targets(assign_consumer_group(scenario_from_dict(base_doc), "uniform"))
     scenario = scenario_from_dict(group_doc(shape, targets))
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
-    return scenario
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
+    return path
 
 
-def _solve(scenario, profile: int):
+def _solve(path: Path, profile: int):
     from stickyproof.oracle.consumer import solve_consumer
 
+    scenario = pickle.loads(path.read_bytes())
     cpu = time.process_time()
     if profile:
         prof = cProfile.Profile(time.process_time)
@@ -94,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--racks", nargs="+", default=["off", "on"], choices=["off", "on"])
     parser.add_argument("--repeat", type=int, default=1, help="solve each shape this many times; the best is shown")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's N top functions per shape")
-    parser.add_argument("--cache", type=Path, default=None, help="keep the built scenarios here between runs")
+    parser.add_argument("--cache", type=Path, default=None, help="keep the built scenarios here between runs (default: a temporary directory)")
     args = parser.parse_args(argv)
     for flag in ("members", "ratio", "topics", "repeat"):
         if any(v <= 0 for v in ([getattr(args, flag)] if flag == "repeat" else getattr(args, flag))):
@@ -103,6 +107,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from ortools.graph.python import min_cost_flow  # noqa: F401  imported before the forks: no import in the timings
 
+    cache = args.cache or Path(tempfile.mkdtemp(prefix="oracle-consumer-speed-"))
+    try:
+        _table(args, cache)
+    finally:
+        if args.cache is None:
+            shutil.rmtree(cache, ignore_errors=True)
+    return 0
+
+
+def _table(args, cache: Path) -> None:
     header = f"{'shape':<44} {'build s':>8} {'oracle s':>9} {'cpu s':>7}  {'engine':<28} proven  objective"
     print(header)
     print("-" * len(header))
@@ -116,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                             if shape.partitions_per_topic == 0:
                                 continue
                             started = time.perf_counter()
-                            scenario = build(shape, args.cache)
+                            path = build(shape, cache)
                             built = time.perf_counter() - started
-                            runs = [_in_child(_solve, scenario, args.profile) for _ in range(args.repeat)]
+                            runs = [_in_child(_solve, path, args.profile) for _ in range(args.repeat)]
                             if any(r[0] == "error" for r in runs):
                                 print(f"{shape.label():<44} {built:>8.1f} {'-':>9}  {next(r[1] for r in runs if r[0] == 'error')}", flush=True)
                                 continue
@@ -126,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
                             verdict = "yes" if proven else f"NO: {detail}"
                             print(f"{shape.label():<44} {built:>8.1f} {seconds:>9.3f} {cpu:>7.3f}  {engine:<28} {verdict:<6}  {objective}",
                                   flush=True)
-    return 0
 
 
 if __name__ == "__main__":
