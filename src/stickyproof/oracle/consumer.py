@@ -16,8 +16,13 @@ below it (K5), over the network ``class -> (topic, member) -> member -> SINK``: 
 partitions of one topic with the same current holder and the same member racks among their replica
 racks; the (topic, member) node carries K2 as a convex cost on unit arcs, the member node K1 the
 same way. The answer is called proven only after ``flow.check_certificate`` accepts node potentials
-from the arc arrays alone, and the objective recounted from the assignment matches the flow's cost.
-When the weights would overflow 64-bit costs, CP-SAT optimises the tiers one after the other.
+from the arc arrays alone, the assignment read back places every assignable partition once on a
+subscriber, and the objective recounted from it (``consumer_recount``, which reads the scenario
+apart from ``consumer_classes``) matches the flow's cost. Classes, read-back and recount are array
+work (numpy); ``TopicPartition`` values are made once, for the answer. Homogeneous groups take the
+closed form of ``consumer_homogeneous``, groups whose topics split into parts no member spans are
+solved part by part; when the weights would overflow 64-bit costs, CP-SAT optimises the tiers one
+after the other (``consumer_staged``).
 
 The oracle never imports the assignors: everything here is read from the scenario and the models.
 """
@@ -121,7 +126,9 @@ def subscribers_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
     for name in sorted(runs):
         lists = runs[name]
         if len(lists) == 1:
-            out[name] = shared.setdefault(id(lists[0]), tuple(lists[0]))
+            if id(lists[0]) not in shared:
+                shared[id(lists[0])] = tuple(lists[0])
+            out[name] = shared[id(lists[0])]
         else:
             out[name] = tuple(sorted(chain.from_iterable(lists)))
     return out

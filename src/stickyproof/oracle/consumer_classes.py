@@ -163,8 +163,9 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
         local[offset[i]:offset[i] + k] = code[first]
     # Classes sort by (topic, holder with "no holder" first, sorted local racks): renumber the local
     # sets in that order (the empty set stays 0), so codes compare as the sets do.
-    by_racks = sorted(range(len(local_code)), key=lambda c: sorted(list(local_code)[c]))
-    local_sets = tuple(list(local_code)[c] for c in by_racks)
+    coded = list(local_code)
+    by_racks = sorted(range(len(coded)), key=lambda c: sorted(coded[c]))
+    local_sets = tuple(coded[c] for c in by_racks)
     rank = np.empty(len(local_sets), dtype=np.int64)
     rank[by_racks] = np.arange(len(local_sets))
     local = rank[local]
