@@ -84,11 +84,14 @@ def solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], t
         (class0 + np.arange(num_classes), hub0 + hub_of_class, cl.size, 0),
         (np.repeat(hub0 + np.arange(num_hubs), num_members), pair0 + (hub_topic[:, None] * num_members + member_ids).reshape(-1),
          np.repeat(counts[hub_topic], num_members), -hub_gain.reshape(-1)),
-        # K2: each topic's counts within one: f_t units as supplies, one more on the arc.
-        (pair_nodes, pair_members, 1, 0),
-        # K1: loads within one: q units per member as supplies, one more on the arc.
-        (member0 + member_ids, np.full(num_members, sink), 1, 0),
     ]
+    # K2: each topic's counts within one: f_t units as supplies, one more on the arc (none when M
+    # divides n_t: counts within one of each other summing to f_t * M are all f_t).
+    extra = np.repeat(counts % num_members > 0, num_members)
+    arcs.append((pair_nodes[extra], pair_members[extra], 1, 0))
+    # K1: loads within one: q units per member as supplies, one more on the arc (none when M divides P).
+    if total % num_members:
+        arcs.append((member0 + member_ids, np.full(num_members, sink), 1, 0))
     tail, head, cap, cost = (np.concatenate([np.broadcast_to(np.asarray(a[k], dtype=np.int64), np.shape(a[0])) for a in arcs])
                              for k in range(4))
     floors = np.repeat(counts // num_members, num_members)
