@@ -190,13 +190,15 @@ def _partitions(classes: Classes) -> np.ndarray:
     every[classes.claimed_index] = classes.claimed
     have = np.zeros(total, dtype=bool)
     have[classes.claimed_index] = True
-    missing = np.flatnonzero(~have)
-    if missing.size:
-        topic = np.searchsorted(classes.offset, missing, side="right") - 1
-        names = np.asarray(classes.topics, dtype=object)[topic].tolist()
-        with _collector_paused():
-            every[missing] = np.fromiter(map(_new_partition, zip(names, (missing - classes.offset[topic]).tolist())),
-                                         dtype=object, count=missing.size)
+    sizes = np.diff(classes.offset)
+    numbers = list(range(int(sizes.max()) if sizes.size else 0))  # one int object per number, shared by the topics
+    with _collector_paused():
+        for i, topic in enumerate(classes.topics):
+            lo, hi = int(classes.offset[i]), int(classes.offset[i + 1])
+            missing = np.flatnonzero(~have[lo:hi])
+            if missing.size:
+                which = numbers[:hi - lo] if missing.size == hi - lo else missing.tolist()
+                every[lo + missing] = np.fromiter(map(_new_partition, zip(repeat(topic), which)), dtype=object, count=missing.size)
     return every
 
 
