@@ -416,6 +416,6 @@ def _solve_components(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], p
 
 
 def _homogeneous(subs: Mapping[str, tuple[str, ...]]) -> bool:
-    """Every member with an assignable topic subscribes to every assignable topic."""
-    members = {m for ms in subs.values() for m in ms}
-    return bool(subs) and all(len(ms) == len(members) for ms in subs.values())
+    """Every member with an assignable topic subscribes to every assignable topic: every topic has
+    the same sorted subscribers."""
+    return bool(subs) and len(set(subs.values())) == 1
