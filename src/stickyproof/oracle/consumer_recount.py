@@ -41,7 +41,7 @@ class _Metadata:
         meta = {t.name: t for t in scenario.topics}
         self.topics = tuple(meta.values())
         self.code = {name: i for i, name in enumerate(meta)}
-        self.count = np.asarray([t.partitions for t in self.topics] or [0], dtype=np.int64)[: len(self.topics)]
+        self.count = np.asarray([t.partitions for t in self.topics], dtype=np.int64)
         self.offset = np.concatenate([[0], np.cumsum(self.count)]).astype(np.int64)
 
     def flat_index(self, codes: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -70,12 +70,10 @@ def recount_placed(scenario: Scenario, assignment: Assignment, subscribers: Mapp
     member = np.repeat(np.arange(len(items), dtype=np.int64), sizes)
     # K2: per (member, topic) counts; a topic the metadata lacks gets a code of its own.
     topic_key = codes.copy()
-    unknown = np.flatnonzero(codes < 0)
-    if unknown.size:
-        extra: dict[str, int] = {}
-        for k in unknown.tolist():
-            topic_key[k] = len(meta.topics) + extra.setdefault(flat[k][0], len(extra))
-    width = len(meta.topics) + (len(extra) if unknown.size else 0) + 1
+    extra: dict[str, int] = {}
+    for k in np.flatnonzero(codes < 0).tolist():
+        topic_key[k] = len(meta.topics) + extra.setdefault(flat[k][0], len(extra))
+    width = len(meta.topics) + len(extra) + 1
     cells = member * width + topic_key
     counts = np.bincount(cells) if len(items) * width <= 4 * cells.size + 2**20 else np.unique(cells, return_counts=True)[1]
     spread = int((counts * counts).sum())
@@ -107,7 +105,7 @@ def recount_placed(scenario: Scenario, assignment: Assignment, subscribers: Mapp
         kept += stray_holders.get(tp) == m
         t = meta.topics[codes[k]] if codes[k] >= 0 else None
         rack = rack_of.get(m)
-        if rack is not None and t is not None and t.racks is not None and 0 <= tp.partition < len(t.racks):
+        if rack is not None and t is not None and t.racks is not None and tp.partition < len(t.racks):
             rack_local += rack in t.racks[tp.partition]
     failures = [] if subscribers is None else _placement_failures(meta, items, codes, flat, member, inside, index, subscribers)
     return (sum_squares, spread, rack_local, kept), failures
