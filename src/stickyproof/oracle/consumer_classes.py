@@ -139,8 +139,12 @@ def build_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> Cl
     offset = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)]).astype(np.int64)
     total = int(offset[-1])
     subscribed = np.zeros((len(topics), len(members)), dtype=bool)
+    rows: dict[tuple[str, ...], np.ndarray] = {}  # topics with the same subscribers share one row
     for i, ms in enumerate(subs.values()):
-        subscribed[i, [member_index[m] for m in ms]] = True
+        if ms not in rows:
+            rows[ms] = np.zeros(len(members), dtype=bool)
+            rows[ms][[member_index[m] for m in ms]] = True
+        subscribed[i] = rows[ms]
     holder, claimed_index, claimed = _holders(scenario, topic_index, offset, member_index, subscribed)
     rack_of = {m.id: m.rack or None for m in scenario.members}
     racks = tuple(sorted({rack_of[m] for m in members if rack_of.get(m) is not None}))

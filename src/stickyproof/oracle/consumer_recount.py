@@ -158,10 +158,14 @@ def _placement_failures(meta: _Metadata, items: list, codes: np.ndarray, flat: l
     assignable = np.zeros(int(meta.offset[-1]), dtype=bool)
     subscribed = np.zeros((len(meta.topics), len(items)), dtype=bool)
     position = {m: i for i, (m, _) in enumerate(items)}
+    columns: dict[tuple[str, ...], list[int]] = {}  # topics with the same subscribers: one lookup
     for topic, ms in subscribers.items():
         i = meta.code[topic]
         assignable[meta.offset[i]:meta.offset[i + 1]] = True
-        subscribed[i, [position[m] for m in ms if m in position]] = True
+        key = tuple(ms)
+        if key not in columns:
+            columns[key] = [position[m] for m in ms if m in position]
+        subscribed[i, columns[key]] = True
     out = []
     for what, where in (("placed on no member", np.flatnonzero(assignable & (placed == 0))),
                         ("placed more than once", np.flatnonzero(assignable & (placed > 1))),
