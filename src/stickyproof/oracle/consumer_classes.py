@@ -215,7 +215,9 @@ def class_partitions(classes: Classes) -> list[list[TopicPartition]]:
 def assignment_of(scenario: Scenario, classes: Classes, owner: np.ndarray) -> Assignment:
     """The assignment placing flat partition ``p`` on member ``owner[p]``: each member's partitions in
     ``TopicPartition`` order, every member of the scenario present (the unsubscribed with none)."""
-    ordered = _partitions(classes)[np.argsort(owner, kind="stable")].tolist()
+    # Stable: each member's partitions stay in flat order. Under 2^16 members numpy sorts by radix.
+    narrow = owner.astype(np.uint16) if len(classes.members) <= np.iinfo(np.uint16).max else owner
+    ordered = _partitions(classes)[np.argsort(narrow, kind="stable")].tolist()
     bounds = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=len(classes.members)))]).tolist()
     out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
     with _collector_paused():
