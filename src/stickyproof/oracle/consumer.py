@@ -16,8 +16,13 @@ below it (K5), over the network ``class -> (topic, member) -> member -> SINK``: 
 partitions of one topic with the same current holder and the same member racks among their replica
 racks; the (topic, member) node carries K2 as a convex cost on unit arcs, the member node K1 the
 same way. The answer is called proven only after ``flow.check_certificate`` accepts node potentials
-from the arc arrays alone, and the objective recounted from the assignment matches the flow's cost.
-When the weights would overflow 64-bit costs, CP-SAT optimises the tiers one after the other.
+from the arc arrays alone, the assignment read back places every assignable partition once on a
+subscriber, and the objective recounted from it (``consumer_recount``, which reads the scenario
+apart from ``consumer_classes``) matches the flow's cost. Classes, read-back and recount are array
+work (numpy); ``TopicPartition`` values are made once, for the answer. Homogeneous groups take the
+closed form of ``consumer_homogeneous``, groups whose topics split into parts no member spans are
+solved part by part; when the weights would overflow 64-bit costs, CP-SAT optimises the tiers one
+after the other (``consumer_staged``).
 
 The oracle never imports the assignors: everything here is read from the scenario and the models.
 """
@@ -26,12 +31,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InvalidScenario, SolverError
 from ..model import Assignment, Scenario, TopicPartition
+from .consumer_classes import Classes, assignment_of, build_classes, class_partitions, hand_out
+from .consumer_recount import recount, recount_placed
 from .flow import check_certificate, potentials_of
 
 __all__ = [
@@ -104,12 +112,26 @@ class ConsumerOptimum:
 def subscribers_of(scenario: Scenario) -> dict[str, tuple[str, ...]]:
     """Each assignable topic's subscribers, sorted: topics in the metadata with partitions and at least one subscriber."""
     meta = {t.name: t for t in scenario.topics}
-    out: dict[str, list[str]] = {}
+    # Per distinct subscription, not per member: Kafka's shapes have a handful among thousands of members.
+    by_subscription: dict[tuple[str, ...], list[str]] = {}
     for m in sorted(scenario.members, key=lambda m: m.id):
-        for name in dict.fromkeys(m.topics):
+        by_subscription.setdefault(m.topics, []).append(m.id)
+    runs: dict[str, list[list[str]]] = {}
+    for topics, ids in by_subscription.items():
+        for name in dict.fromkeys(topics):
             if name in meta and meta[name].partitions > 0:
-                out.setdefault(name, []).append(m.id)
-    return {t: tuple(ms) for t, ms in sorted(out.items())}
+                runs.setdefault(name, []).append(ids)
+    shared: dict[int, tuple[str, ...]] = {}
+    out: dict[str, tuple[str, ...]] = {}
+    for name in sorted(runs):
+        lists = runs[name]
+        if len(lists) == 1:
+            if id(lists[0]) not in shared:
+                shared[id(lists[0])] = tuple(lists[0])
+            out[name] = shared[id(lists[0])]
+        else:
+            out[name] = tuple(sorted(chain.from_iterable(lists)))
+    return out
 
 
 def assignable_partitions(scenario: Scenario) -> tuple[TopicPartition, ...]:
@@ -118,41 +140,10 @@ def assignable_partitions(scenario: Scenario) -> tuple[TopicPartition, ...]:
     return tuple(TopicPartition(t, p) for t in subscribers_of(scenario) for p in range(meta[t].partitions))
 
 
-def _holders(scenario: Scenario) -> dict[TopicPartition, str]:
-    """Who holds each partition in the current target (the coordinator's targets never overlap)."""
-    return {tp: m.id for m in scenario.members for tp in m.owned}
-
-
-def _replica_racks(scenario: Scenario, tp: TopicPartition) -> frozenset[str]:
-    t = scenario.topic(tp.topic)
-    if t is None or t.racks is None or tp.partition >= len(t.racks):
-        return frozenset()
-    return frozenset(t.racks[tp.partition])
-
-
-def _racks_by_topic(scenario: Scenario) -> dict[str, list[frozenset[str]] | None]:
-    """Each topic's replica racks per partition (None: the metadata gives none), read once."""
-    return {t.name: None if t.racks is None else [frozenset(r) for r in t.racks] for t in scenario.topics}
-
-
 def consumer_objective(scenario: Scenario, assignment: Assignment) -> ConsumerObjective:
-    """K1-K4 counted from ``assignment`` alone (the recount every optimum is checked against)."""
-    holders = _holders(scenario)
-    racks = {m.id: m.rack or None for m in scenario.members}
-    replicas = _racks_by_topic(scenario)
-    sum_squares = spread = rack_local = kept = 0
-    for member, tps in assignment.assignment.items():
-        sum_squares += len(tps) ** 2
-        per_topic: dict[str, int] = {}
-        rack = racks.get(member)
-        for tp in tps:
-            per_topic[tp.topic] = per_topic.get(tp.topic, 0) + 1
-            if rack is not None:
-                rr = replicas.get(tp.topic)
-                rack_local += rr is not None and tp.partition < len(rr) and rack in rr[tp.partition]
-            kept += holders.get(tp) == member
-        spread += sum(c * c for c in per_topic.values())
-    return ConsumerObjective(sum_squares, spread, rack_local, kept)
+    """K1-K4 counted from ``assignment`` alone (the recount every optimum is checked against;
+    ``consumer_recount`` reads the scenario apart from the classes the flow is built on)."""
+    return ConsumerObjective(*recount(scenario, assignment))
 
 
 # ------------------------------------------------------------------------------------------
@@ -169,39 +160,20 @@ class _Network:
     capacity: np.ndarray
     cost: np.ndarray
     supply: np.ndarray
-    class_arcs: np.ndarray  # arc index of every class -> pair arc
+    class_arcs: np.ndarray  # arc index of every class -> pair arc, class after class
     class_arc_class: np.ndarray
     class_arc_member: np.ndarray
-    classes: tuple[tuple[TopicPartition, ...], ...]
+    classes: Classes | None
     members: tuple[str, ...]
     weights: dict[str, int]
 
 
 def partition_classes(scenario: Scenario, subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str | None, frozenset[str], list[TopicPartition]]]:
-    """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica)."""
-    holders: dict[str, dict[int, str]] = {}
-    for m in scenario.members:
-        for tp in m.owned:
-            holders.setdefault(tp.topic, {})[tp.partition] = m.id
-    racks = {m.id: m.rack or None for m in scenario.members}
-    replicas = _racks_by_topic(scenario)
-    meta = {t.name: t for t in scenario.topics}
-    groups: dict[tuple[str, str | None, frozenset[str]], list[TopicPartition]] = {}
-    none: frozenset[str] = frozenset()
-    for topic, members in subs.items():
-        # Per topic, not per partition: the subscribers, their racks and the topic's holders once.
-        subscribed = frozenset(members)
-        member_racks = frozenset(r for r in (racks[m] for m in members) if r is not None)
-        held = {p: h for p, h in holders.get(topic, {}).items() if h in subscribed}
-        rr = replicas.get(topic)
-        n = meta[topic].partitions
-        if not held and (rr is None or not member_racks):
-            groups[(topic, None, none)] = [TopicPartition(topic, p) for p in range(n)]
-            continue
-        for p in range(n):
-            local = rr[p] & member_racks if rr is not None and p < len(rr) else none
-            groups.setdefault((topic, held.get(p), local), []).append(TopicPartition(topic, p))
-    return [(t, h, r, tps) for (t, h, r), tps in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", sorted(kv[0][2])))]
+    """Partitions grouped by (topic, holder among the subscribers, subscribers' racks holding a replica),
+    as lists (``consumer_classes.build_classes`` keeps them as arrays)."""
+    cl = build_classes(scenario, subs)
+    return [(cl.topics[t], None if h < 0 else cl.members[h], cl.local_sets[r], tps)
+            for t, h, r, tps in zip(cl.topic.tolist(), cl.holder.tolist(), cl.local.tolist(), class_partitions(cl))]
 
 
 def _weights(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: Sequence[str]) -> tuple[dict[str, int], int]:
@@ -223,60 +195,63 @@ def _weights(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: Seq
     return weights, scale
 
 
+def _units(nodes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``counts[i]`` unit arcs out of ``nodes[i]``: their tails and their rank k = 0.. among that node's."""
+    tails = np.repeat(nodes, counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    return tails, np.arange(tails.size, dtype=np.int64) - first
+
+
 def _build(scenario: Scenario, tiers: Sequence[str]) -> _Network:
     subs = subscribers_of(scenario)
     weights, _ = _weights(scenario, subs, tiers)
-    members = tuple(sorted({m for ms in subs.values() for m in ms}))
+    cl = build_classes(scenario, subs)
+    members = cl.members
+    num_classes, num_members = cl.size.size, len(members)
     member_index = {m: i for i, m in enumerate(members)}
-    racks = {m.id: m.rack or None for m in scenario.members}
-    classes = partition_classes(scenario, subs)
-    pairs = [(t, m) for t, ms in subs.items() for m in ms]
-    pair_index = {p: i for i, p in enumerate(pairs)}
-    # Node layout: SINK, then classes, pairs, members.
-    SINK = 0
-    def class_node(c: int) -> int: return 1 + c
-    def pair_node(q: int) -> int: return 1 + len(classes) + q
-    def member_node(i: int) -> int: return 1 + len(classes) + len(pairs) + i
-    num_nodes = 1 + len(classes) + len(pairs) + len(members)
-    tail: list[int] = []
-    head: list[int] = []
-    cap: list[int] = []
-    cost: list[int] = []
+    subscribers = [np.asarray([member_index[m] for m in ms], dtype=np.int64) for ms in subs.values()]
+    pair_base = np.concatenate([[0], np.cumsum([s.size for s in subscribers])]).astype(np.int64)
+    pair_member = np.concatenate(subscribers) if subscribers else np.zeros(0, np.int64)
+    pair_count = np.repeat(np.diff(cl.offset), [s.size for s in subscribers])
+    # Node layout: SINK, then classes, pairs (topic after topic, its subscribers in order), members.
+    sink, class0 = 0, 1
+    pair0 = class0 + num_classes
+    member0 = pair0 + pair_member.size
+    num_nodes = member0 + num_members
     supply = np.zeros(num_nodes, dtype=np.int64)
-    class_arcs, class_arc_class, class_arc_member = [], [], []
-    for c, (topic, holder, replica_racks, tps) in enumerate(classes):
-        supply[class_node(c)] = len(tps)
-        for m in subs[topic]:
-            # K3, K4: a partition placed on its holder is kept; on a member whose rack holds a replica it is local.
-            gain = weights["kept"] * (m == holder) + weights["racks"] * (racks[m] is not None and racks[m] in replica_racks)
-            class_arcs.append(len(tail))
-            class_arc_class.append(c)
-            class_arc_member.append(member_index[m])
-            tail.append(class_node(c)); head.append(pair_node(pair_index[(topic, m)])); cap.append(len(tps)); cost.append(-gain)
-    meta = {t.name: t for t in scenario.topics}
-    reach = [0] * len(members)
-    for (topic, m), q in pair_index.items():
-        n = meta[topic].partitions
-        reach[member_index[m]] += n
+    supply[class0:pair0] = cl.size
+    # Class -> pair arcs, class after class and each class's subscribers in order (the classes are sorted by topic).
+    per_class = np.asarray([s.size for s in subscribers], dtype=np.int64)[cl.topic] if num_classes else np.zeros(0, np.int64)
+    arc_class, rank = _units(np.arange(num_classes, dtype=np.int64), per_class)
+    arc_topic = cl.topic[arc_class]
+    arc_pair = pair_base[arc_topic] + rank
+    arc_member = pair_member[arc_pair]
+    # K3, K4: a partition placed on its holder is kept; on a member whose rack holds a replica it is local.
+    gain = weights["kept"] * (arc_member == cl.holder[arc_class]) + weights["racks"] * cl.gains_local(arc_class, arc_member)
+    tails = [class0 + arc_class]
+    heads = [pair0 + arc_pair]
+    caps = [cl.size[arc_class]]
+    costs = [-gain.astype(np.int64)]
+    pair_nodes = pair0 + np.arange(pair_member.size, dtype=np.int64)
+    if weights["spread"]:
         # K2 spread: the k-th partition of a topic on one member costs (2k + 1), so the sum is count^2.
-        if weights["spread"]:
-            for k in range(n):
-                tail.append(pair_node(q)); head.append(member_node(member_index[m])); cap.append(1); cost.append(weights["spread"] * (2 * k + 1))
-        else:
-            tail.append(pair_node(q)); head.append(member_node(member_index[m])); cap.append(n); cost.append(0)
-    total = int(supply.sum())
-    supply[SINK] = -total
-    for i in range(len(members)):
+        t, k = _units(pair_nodes, pair_count)
+        tails.append(t); heads.append(member0 + pair_member[t - pair0]); caps.append(np.ones_like(t)); costs.append(weights["spread"] * (2 * k + 1))
+    else:
+        tails.append(pair_nodes); heads.append(member0 + pair_member); caps.append(pair_count); costs.append(np.zeros_like(pair_nodes))
+    total = int(cl.offset[-1])
+    supply[sink] = -total
+    reach = np.bincount(pair_member, weights=pair_count, minlength=num_members).astype(np.int64)
+    member_nodes = member0 + np.arange(num_members, dtype=np.int64)
+    if weights["balance"]:
         # K1 balance: the k-th partition on a member costs (2k + 1), so the sum is load^2.
-        if weights["balance"]:
-            for k in range(min(reach[i], total)):
-                tail.append(member_node(i)); head.append(SINK); cap.append(1); cost.append(weights["balance"] * (2 * k + 1))
-        else:
-            tail.append(member_node(i)); head.append(SINK); cap.append(reach[i]); cost.append(0)
-    as_array = lambda xs: np.asarray(xs, dtype=np.int64)  # noqa: E731
-    return _Network(num_nodes, as_array(tail), as_array(head), as_array(cap), as_array(cost), supply,
-                    as_array(class_arcs), as_array(class_arc_class), as_array(class_arc_member),
-                    tuple(tuple(tps) for *_, tps in classes), members, weights)
+        t, k = _units(member_nodes, np.minimum(reach, total))
+        tails.append(t); heads.append(np.full_like(t, sink)); caps.append(np.ones_like(t)); costs.append(weights["balance"] * (2 * k + 1))
+    else:
+        tails.append(member_nodes); heads.append(np.full_like(member_nodes, sink)); caps.append(reach); costs.append(np.zeros_like(member_nodes))
+    tail, head, cap, cost = (np.concatenate(x).astype(np.int64) for x in (tails, heads, caps, costs))
+    return _Network(num_nodes, tail, head, cap, cost, supply, np.arange(arc_class.size, dtype=np.int64), arc_class, arc_member,
+                    cl, members, weights)
 
 
 def _solve_network(net: _Network) -> np.ndarray:
@@ -299,15 +274,12 @@ def _solve_network(net: _Network) -> np.ndarray:
 
 
 def _read(net: _Network, flow: np.ndarray, scenario: Scenario) -> Assignment:
-    """Class counts back to partitions: each class's partitions in order, members in sorted order."""
-    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
-    taken = [0] * len(net.classes)
-    for arc, c, i in zip(net.class_arcs.tolist(), net.class_arc_class.tolist(), net.class_arc_member.tolist()):
-        n = int(flow[arc])
-        if n:
-            out[net.members[i]].extend(net.classes[c][taken[c]:taken[c] + n])
-            taken[c] += n
-    return Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
+    """Class counts back to partitions: each class's partitions in order, its arcs' members in order."""
+    cl = net.classes
+    owner = np.full(int(cl.offset[-1]), -1, dtype=np.int64)
+    if not hand_out(cl.parts, net.class_arc_member, flow[net.class_arcs], owner) or (owner < 0).any():
+        raise SolverError("the flow's class arcs do not carry every class's partitions (a bug: the certificate should have failed)")
+    return assignment_of(scenario, cl, owner)
 
 
 def _weighted(objective: ConsumerObjective, weights: Mapping[str, int]) -> int:
@@ -335,9 +307,11 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     num = sum(meta[t].partitions for t in subs)
     parts = _components(subs)
     if len(parts) > 1:
-        return _solve_components(scenario, parts, tiers, started, cpsat_seconds)
+        return _solve_components(scenario, subs, parts, tiers, started, cpsat_seconds)
     if _homogeneous(subs) and tiers[:2] == ("balance", "spread"):
-        fast = _solve_homogeneous(scenario, subs, tiers, started)
+        from .consumer_homogeneous import solve_homogeneous
+
+        fast = solve_homogeneous(scenario, subs, tiers, started)
         if fast is not None:
             return fast
     if scale * max(1, 2 * num) * max(1, num) >= _INT64_SAFE:
@@ -349,9 +323,10 @@ def solve_consumer(scenario: Scenario, *, tiers: Sequence[str] = TIERS, cpsat_se
     potential = potentials_of(net.num_nodes, net.tail, net.head, net.capacity, net.cost, flow)
     check = check_certificate(net.tail, net.head, net.capacity, net.cost, flow, net.supply, potential)
     assignment = _read(net, flow, scenario)
-    objective = consumer_objective(scenario, assignment)
+    counted, failures = recount_placed(scenario, assignment, subs)
+    objective = ConsumerObjective(*counted)
     cost = int((flow * net.cost).sum()) if flow.size else 0
-    failures = list(check.failures)
+    failures = list(check.failures) + failures
     if cost != _weighted(objective, net.weights):
         failures.append(f"the assignment read back costs {_weighted(objective, net.weights)}, the flow {cost}")
     proven = not failures
@@ -373,8 +348,18 @@ def _components(subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
             t = parent[t]
         return t
 
-    first: dict[str, str] = {}
+    # Topics with the same subscribers (often the very same tuple) are joined first; members are
+    # then walked once per distinct subscriber list, not once per topic.
+    distinct: dict[tuple[str, ...], str] = {}
     for t, ms in subs.items():
+        if ms in distinct:
+            a, b = find(distinct[ms]), find(t)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+        else:
+            distinct[ms] = t
+    first: dict[str, str] = {}
+    for ms, t in distinct.items():
         for m in ms:
             if m in first:
                 a, b = find(first[m]), find(t)
@@ -388,17 +373,20 @@ def _components(subs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
     return [tuple(ts) for _, ts in sorted(out.items())]
 
 
-def _solve_components(scenario: Scenario, parts: list[tuple[str, ...]], tiers: tuple[str, ...], started: float,
-                      cpsat_seconds: float | None) -> ConsumerOptimum:
+def _solve_components(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], parts: list[tuple[str, ...]],
+                      tiers: tuple[str, ...], started: float, cpsat_seconds: float | None) -> ConsumerOptimum:
     """Each part solved on its own and the answers joined.
 
     Every tier is a sum over members (K1, K2) or partitions (K3, K4), and no member or partition
     belongs to two parts, so each tier of the whole is the sum of the parts' and an assignment is
     lexicographically optimal exactly when each part's restriction is (tier by tier: a sum is at its
-    minimum only when every term is). Proven when every part is; the joined objective is recounted."""
-    subs = subscribers_of(scenario)
+    minimum only when every term is). Proven when every part is. The joined objective is the sum of
+    the parts' recounts (each part's answer was recounted and checked to place its partitions once,
+    on its subscribers, by ``consumer_recount`` on the part alone): a partition held by a member of
+    another part is kept in neither count, and no member's load or rack spans two parts."""
     out: dict[str, tuple[TopicPartition, ...]] = {m.id: () for m in scenario.members}
     engines, details, proven, status = [], [], True, "OPTIMAL"
+    total = [0, 0, 0, 0]
     for topics in parts:
         names = set(topics)
         ids = {m for t in topics for m in subs[t]}
@@ -409,6 +397,8 @@ def _solve_components(scenario: Scenario, parts: list[tuple[str, ...]], tiers: t
             return ConsumerOptimum(opt.engine, opt.status, False, tiers, None, None, time.perf_counter() - started,
                                    f"part {', '.join(topics)}: {opt.detail}")
         engines.append(opt.engine)
+        o = opt.objective
+        total = [a + b for a, b in zip(total, (o.sum_squares, o.spread, o.rack_local, o.kept))]
         proven &= opt.proven
         if not opt.proven:
             status = opt.status
@@ -417,150 +407,15 @@ def _solve_components(scenario: Scenario, parts: list[tuple[str, ...]], tiers: t
             out[m] = tps
     assignment = Assignment(out)
     engine = f"parts({len(parts)}: {', '.join(sorted(set(engines)))})"
-    return ConsumerOptimum(engine, status, proven, tiers, assignment, consumer_objective(scenario, assignment),
+    return ConsumerOptimum(engine, status, proven, tiers, assignment, ConsumerObjective(*total),
                            time.perf_counter() - started, "; ".join(details))
 
 
 # ------------------------------------------------------------------------------------------
-# Homogeneous groups: K1 and K2 in closed form, K3-K4 by a small flow (models/optimal-assignment.md §10)
+# Homogeneous groups: K1 and K2 in closed form (consumer_homogeneous)
 
 
 def _homogeneous(subs: Mapping[str, tuple[str, ...]]) -> bool:
-    """Every member with an assignable topic subscribes to every assignable topic."""
-    members = {m for ms in subs.values() for m in ms}
-    return bool(subs) and all(len(ms) == len(members) for ms in subs.values())
-
-
-def _solve_homogeneous(scenario: Scenario, subs: Mapping[str, tuple[str, ...]], tiers: tuple[str, ...],
-                       started: float) -> ConsumerOptimum | None:
-    """The optimum of a homogeneous group, or None when the certificate does not hold (the caller
-    then solves the general network).
-
-    With M subscribers, P partitions and n_t partitions of topic t: sum load^2 over integer loads
-    summing to P is smallest exactly when the loads are within one (q = P // M or q + 1), and
-    sum count(m, t)^2 exactly when each topic's counts are within one (f_t = n_t // M or f_t + 1);
-    both at once are always possible (hand each topic's n_t % M extras round-robin, continuing where
-    the previous topic stopped). So the K1-K2-optimal assignments are exactly those inside these
-    bounds, and among them K3-K4 are a max-gain flow over
-    ``class -> pair(t, holder)`` (kept), ``class -> hub(t, replica racks) -> pair(t, m)`` (rack
-    local), ``pair(t, m) -> m`` (at least f_t, at most f_t + 1), ``m -> SINK`` (at least q, at most
-    q + 1). The lower bounds become supplies (an arc u -> v carrying at least l: u supplies l less,
-    v l more, the arc keeps the one unit above l), so no cost dwarfs the gains: arcs linear in
-    classes + hubs x members + topics x members instead of the P units per member and per pair of
-    the general network.
-
-    Certificate: ``check_certificate`` accepts node potentials for the flow of this network with
-    those supplies (min cost among all flows inside the bounds, whose K1 and K2 are the closed-form
-    minima); the recount of the assignment gives those minima and the flow's gain.
-    """
-    members = tuple(sorted({m for ms in subs.values() for m in ms}))
-    meta = {t.name: t for t in scenario.topics}
-    num_members = len(members)
-    total = sum(meta[t].partitions for t in subs)
-    q = total // num_members
-    lower = [t for t in tiers[2:]]
-    weights = {t: 0 for t in TIERS}
-    scale = 1
-    for tier in reversed(lower):
-        weights[tier] = scale
-        scale *= total + 1
-    if scale * max(1, total) >= _INT64_SAFE:
-        return None
-    member_index = {m: i for i, m in enumerate(members)}
-    racks = {m.id: m.rack or None for m in scenario.members}
-    classes = partition_classes(scenario, subs)
-    topics = tuple(subs)
-    topic_index = {t: i for i, t in enumerate(topics)}
-    hubs = sorted({(t, rs) for t, _, rs, _ in classes}, key=lambda k: (k[0], sorted(k[1])))
-    hub_index = {h: i for i, h in enumerate(hubs)}
-    # Node layout: SINK, classes, hubs, pairs (topic-major), members.
-    sink, class0 = 0, 1
-    hub0 = class0 + len(classes)
-    pair0 = hub0 + len(hubs)
-    member0 = pair0 + len(topics) * num_members
-    num_nodes = member0 + num_members
-    tail: list[np.ndarray] = []
-    head: list[np.ndarray] = []
-    cap: list[np.ndarray] = []
-    cost: list[np.ndarray] = []
-
-    def arcs(t, h, c, k):
-        tail.append(np.asarray(t, dtype=np.int64)); head.append(np.asarray(h, dtype=np.int64))
-        cap.append(np.broadcast_to(np.asarray(c, dtype=np.int64), tail[-1].shape))
-        cost.append(np.broadcast_to(np.asarray(k, dtype=np.int64), tail[-1].shape))
-
-    supply = np.zeros(num_nodes, dtype=np.int64)
-    direct_class, direct_member = [], []
-    for c, (topic, holder, rs, tps) in enumerate(classes):
-        supply[class0 + c] = len(tps)
-        if holder is not None:
-            # K4 (and K3 when the holder's rack holds a replica): the class's partitions kept by their holder.
-            gain = weights["kept"] + weights["racks"] * (racks[holder] is not None and racks[holder] in rs)
-            direct_class.append(c); direct_member.append(member_index[holder])
-            arcs([class0 + c], [pair0 + topic_index[topic] * num_members + member_index[holder]], [len(tps)], [-gain])
-    num_direct = len(direct_class)
-    hub_of_class = np.asarray([hub0 + hub_index[(t, rs)] for t, _, rs, _ in classes], dtype=np.int64)
-    arcs(class0 + np.arange(len(classes)), hub_of_class, [len(tps) for *_, tps in classes], 0)
-    member_racks = [racks[m] for m in members]
-    for h, (topic, rs) in enumerate(hubs):
-        # K3: a partition moved to a member whose rack holds one of its replicas is local.
-        local = np.asarray([r is not None and r in rs for r in member_racks], dtype=np.int64)
-        arcs(np.full(num_members, hub0 + h), pair0 + topic_index[topic] * num_members + np.arange(num_members),
-             meta[topic].partitions, -weights["racks"] * local)
-    pair_nodes = pair0 + np.arange(len(topics) * num_members)
-    pair_members = member0 + np.tile(np.arange(num_members), len(topics))
-    floors = np.repeat(np.asarray([meta[t].partitions // num_members for t in topics], dtype=np.int64), num_members)
-    # K2: each topic's counts within one: f_t units as supplies, one more on the arc.
-    arcs(pair_nodes, pair_members, 1, 0)
-    # K1: loads within one: q units per member as supplies, one more on the arc.
-    arcs(member0 + np.arange(num_members), np.full(num_members, sink), 1, 0)
-    supply[sink] = -total
-    supply[pair_nodes] -= floors
-    np.add.at(supply, pair_members, floors)
-    supply[member0:member0 + num_members] -= q
-    supply[sink] += q * num_members
-    t_, h_, c_, k_ = (np.concatenate(x) for x in (tail, head, cap, cost))
-    try:
-        flow = _solve_network(_Network(num_nodes, t_, h_, c_, k_, supply, np.zeros(0, np.int64), np.zeros(0, np.int64),
-                                       np.zeros(0, np.int64), (), members, weights))
-    except SolverError:
-        return None  # the bounds admit no flow: cannot happen (see above); the general network decides
-    potential = potentials_of(num_nodes, t_, h_, c_, k_, flow)
-    check = check_certificate(t_, h_, c_, k_, flow, supply, potential)
-    failures = list(check.failures)
-    # Read back: direct arcs first, then each hub's pool of the rest, handed out in arc order.
-    out: dict[str, list[TopicPartition]] = {m.id: [] for m in scenario.members}
-    taken = [0] * len(classes)
-    for a in range(num_direct):
-        n = int(flow[a])
-        c = direct_class[a]
-        out[members[direct_member[a]]].extend(classes[c][3][taken[c]:taken[c] + n])
-        taken[c] += n
-    pools: list[list[TopicPartition]] = [[] for _ in hubs]
-    for c, (topic, _, rs, tps) in enumerate(classes):
-        pools[hub_index[(topic, rs)]].extend(tps[taken[c]:])
-    hub_arc0 = num_direct + len(classes)
-    hub_flow = flow[hub_arc0:hub_arc0 + len(hubs) * num_members].reshape(len(hubs), num_members) if hubs else np.zeros((0, 0))
-    for h in range(len(hubs)):
-        at = 0
-        for i in np.flatnonzero(hub_flow[h]).tolist():
-            n = int(hub_flow[h, i])
-            out[members[i]].extend(pools[h][at:at + n])
-            at += n
-    assignment = Assignment({m: tuple(sorted(tps)) for m, tps in out.items()})
-    objective = consumer_objective(scenario, assignment)
-    r = total - q * num_members
-    k1 = r * (q + 1) ** 2 + (num_members - r) * q * q
-    k2 = 0
-    for t in topics:
-        f, rt = divmod(meta[t].partitions, num_members)
-        k2 += rt * (f + 1) ** 2 + (num_members - rt) * f * f
-    gain = -int((flow * k_).sum())
-    if (objective.sum_squares, objective.spread) != (k1, k2):
-        failures.append(f"recount: sum of squares {objective.sum_squares}, spread {objective.spread}; closed forms {k1}, {k2}")
-    if gain != weights["racks"] * objective.rack_local + weights["kept"] * objective.kept:
-        failures.append(f"recount: the assignment gains {weights['racks'] * objective.rack_local + weights['kept'] * objective.kept}, the flow {gain}")
-    if failures:
-        return None
-    return ConsumerOptimum("flow-homogeneous", "OPTIMAL", True, tiers, assignment, objective,
-                           time.perf_counter() - started, "")
+    """Every member with an assignable topic subscribes to every assignable topic: every topic has
+    the same sorted subscribers."""
+    return bool(subs) and len(set(subs.values())) == 1
