@@ -27,9 +27,9 @@ def _sorted_order(members: Sequence[MemberSpec]) -> list[int]:
     instance id, then the others by member id, both ``String.compareTo``. Python's ``str`` order is
     that order for ASCII ids, which spares encoding every id; any other id makes every key UTF-16."""
     ids = [m.instance_id if m.instance_id is not None else m.member_id for m in members]
-    if not all(i.isascii() for i in ids):
+    if not all(map(str.isascii, ids)):
         ids = [java_string_key(i) for i in ids]
-    if all(m.instance_id is None for m in members):
+    if not any(m.instance_id is not None for m in members):
         return sorted(range(len(ids)), key=ids.__getitem__)
     keys = [(m.instance_id is None, i) for m, i in zip(members, ids)]
     return sorted(range(len(keys)), key=keys.__getitem__)
