@@ -16,6 +16,7 @@ partitions moved away from a member are its highest-numbered ones on that topic.
 from __future__ import annotations
 
 from itertools import chain
+from typing import Sequence
 
 import numpy as np
 
@@ -43,8 +44,8 @@ def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId
 
 class _State:
     """One ``build`` call's working state (Kafka's builder fields); nothing outlives the call.
-    Topics are ``spec.index`` positions, members their index in ``memberIds()`` order, and a
-    topic's owners a numpy array (-1: unassigned)."""
+    Topics are ``spec.index`` positions, members their index in ``memberIds()`` order, a topic's
+    owners a list by partition (-1: unassigned)."""
 
     def __init__(self, spec: ConsumerGroupSpec) -> None:
         self.spec = spec
@@ -63,7 +64,8 @@ class _State:
         self.subscribers: dict[int, list[int]] = {
             t: subscribers[f:f + c] for t, f, c in zip(topics.tolist(), first.tolist(), count.tolist())
         }
-        self.owners = {t: np.full(max(self.counts[t], 0), -1, dtype=np.int64) for t in self.subscribers}
+        self.owners: dict[int, list[int]] = {}
+        self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
         self.targets: list[dict[int, set[int]]] = [{} for _ in spec.members]
 
     def sort_topics(self, topics) -> list[int]:
@@ -90,33 +92,41 @@ class _State:
                 parts.extend(partitions)
                 members.extend([member] * len(partitions))
                 self.targets[member][topic] = set(partitions)
-        for topic, (parts, members) in held.items():
+        for topic in self.subscribers:
+            count = max(self.counts[topic], 0)
+            if topic not in held:
+                self.owners[topic] = [-1] * count
+                self.free[topic] = range(count)
+                continue
+            parts, members = held[topic]
+            owners = np.full(count, -1, dtype=np.int64)
             # Written in member order, as Kafka's loop writes them (targets are disjoint anyway).
-            self.owners[topic][np.array(parts, dtype=np.int64)] = np.array(members, dtype=np.int64)
+            owners[np.array(parts, dtype=np.int64)] = np.array(members, dtype=np.int64)
+            self.owners[topic] = owners.tolist()
+            self.free[topic] = np.flatnonzero(owners == -1).tolist()
 
     def assign_remaining_partitions(self) -> None:
         """Topic by topic, the free partitions go one by one to the least-loaded subscriber, whose
         size grows as it takes them (``MemberAssignmentBalancer``): dealt here a round at a time."""
-        unassigned = {}
-        for topic, owners in self.owners.items():
-            free = np.flatnonzero(owners == -1)
-            if len(free):
-                unassigned[topic] = free
         sizes, targets = self.sizes, self.targets
-        for topic in self.sort_topics(unassigned):
-            free = unassigned[topic]
-            blocks = _deal(sizes, self.subscribers[topic], len(free))
-            self.owners[topic][free] = np.concatenate([np.tile(np.array(takers, dtype=np.int64), rounds) for takers, rounds, _ in blocks])
-            parts = free.tolist()
-            for takers, rounds, first in blocks:
+        for topic in self.sort_topics(t for t, free in self.free.items() if free):
+            free, owners = self.free[topic], self.owners[topic]
+            whole = isinstance(free, range)  # every partition: positions in ``free`` are partitions
+            for takers, rounds, first in _deal(sizes, self.subscribers[topic], len(free)):
                 step = len(takers)
                 stop = first + rounds * step
                 for offset, member in enumerate(takers, first):
+                    taken = free[offset:stop:step]
+                    if whole:
+                        owners[offset:stop:step] = [member] * rounds
+                    else:
+                        for partition in taken:
+                            owners[partition] = member
                     target = targets[member]
                     if topic in target:
-                        target[topic].update(parts[offset:stop:step])
+                        target[topic].update(taken)
                     else:
-                        target[topic] = set(parts[offset:stop:step])
+                        target[topic] = set(taken)
                     sizes[member] += rounds
 
     def balance(self) -> None:
@@ -140,7 +150,7 @@ class _State:
         moved = 0
         if balancer.initialize(self.subscribers[topic]) <= 1:
             return moved
-        owners = self.owners[topic]
+        owners = np.array(self.owners[topic], dtype=np.int64)
         by_owner = np.argsort(owners, kind="stable")  # by (owner, partition)
         holders, first, held = np.unique(owners[by_owner], return_index=True, return_counts=True)
         partitions = by_owner.tolist()
@@ -164,7 +174,7 @@ class _State:
 
     def assign_partition(self, topic: int, partition: int, member: int) -> None:
         owners = self.owners[topic]
-        old = int(owners[partition])
+        old = owners[partition]
         if old != -1:
             parts = self.targets[old].get(topic)
             if parts is not None:
