@@ -15,7 +15,6 @@ partitions moved away from a member are its highest-numbered ones on that topic.
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -53,17 +52,23 @@ class _State:
         self.counts = index.counts
         self.order_key = index.order_key
         self.sizes = [0] * len(spec.members)  # memberTargetAssignmentSizes, shared with the balancer
-        # Each topic's subscribers in member order; subscribed topics kept in position order (every
-        # walk over topics sorts them by topicComparator, a total order).
-        sizes = list(map(len, index.subscribed))
-        pairs = np.fromiter(chain.from_iterable(index.subscribed), dtype=np.int64, count=sum(sizes))
-        member_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-        by_topic = np.argsort(pairs, kind="stable")
-        topics, first, count = np.unique(pairs[by_topic], return_index=True, return_counts=True)
-        subscribers = member_of[by_topic].tolist()
-        self.subscribers: dict[int, list[int]] = {
-            t: subscribers[f:f + c] for t, f, c in zip(topics.tolist(), first.tolist(), count.tolist())
-        }
+        # Each topic's subscribers in member order, gathered per distinct subscription (groups
+        # mostly share a few); the topics' order does not matter: every walk over topics sorts them
+        # by topicComparator, a total order.
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for member, subscribed in enumerate(index.subscribed):
+            groups.setdefault(subscribed, []).append(member)
+        self.subscribers: dict[int, list[int]] = {}
+        merged = set()
+        for subscribed, members in groups.items():
+            for topic in subscribed:
+                if topic in self.subscribers:
+                    self.subscribers[topic].extend(members)
+                    merged.add(topic)
+                else:
+                    self.subscribers[topic] = list(members)
+        for topic in merged:
+            self.subscribers[topic].sort()
         self.owners: dict[int, list[int]] = {}
         self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
         self.targets: list[dict[int, set[int]]] = [{} for _ in spec.members]
@@ -113,6 +118,16 @@ class _State:
             free, owners = self.free[topic], self.owners[topic]
             whole = isinstance(free, range)  # every partition: positions in ``free`` are partitions
             for takers, rounds, first in _deal(sizes, self.subscribers[topic], len(free)):
+                if rounds == 1:  # one partition each (a partial round, or a prefix that grows next round)
+                    for member, partition in zip(takers, free[first:first + len(takers)]):
+                        owners[partition] = member
+                        held = targets[member].get(topic)
+                        if held is None:
+                            targets[member][topic] = {partition}
+                        else:
+                            held.add(partition)
+                        sizes[member] += 1
+                    continue
                 step = len(takers)
                 stop = first + rounds * step
                 for offset, member in enumerate(takers, first):
@@ -148,8 +163,11 @@ class _State:
 
     def balance_topic(self, topic: int, balancer: _Balancer) -> int:
         moved = 0
-        if balancer.initialize(self.subscribers[topic]) <= 1:
+        subscribers = self.subscribers[topic]
+        loads = list(map(self.sizes.__getitem__, subscribers))
+        if max(loads) - min(loads) <= 1:  # what initialize would answer, without its sort
             return moved
+        balancer.initialize(subscribers)
         owners = np.array(self.owners[topic], dtype=np.int64)
         by_owner = np.argsort(owners, kind="stable")  # by (owner, partition)
         holders, first, held = np.unique(owners[by_owner], return_index=True, return_counts=True)
