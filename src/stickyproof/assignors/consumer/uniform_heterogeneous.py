@@ -15,6 +15,7 @@ partitions moved away from a member are its highest-numbered ones on that topic.
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import Sequence
 
 import numpy as np
@@ -84,31 +85,26 @@ class _State:
 
     def maybe_revoke_partitions(self) -> None:
         """Keep each member's target on topics it still subscribes to; drop the other topics."""
-        held: dict[int, tuple[list[int], list[int]]] = {}
+        owners = self.owners
+        for topic in self.subscribers:
+            owners[topic] = [-1] * max(self.counts[topic], 0)
+        held = set()
         for member, (subscribed, target) in enumerate(zip(self.spec.index.subscribed, self.spec.index.targets)):
             if not target:
                 continue
             subscribed_set = set(subscribed)
+            mine = self.targets[member]
             for topic, partitions in target:
                 if topic not in subscribed_set:
                     continue
                 self.sizes[member] += len(partitions)
-                parts, members = held.setdefault(topic, ([], []))
-                parts.extend(partitions)
-                members.extend([member] * len(partitions))
-                self.targets[member][topic] = set(partitions)
-        for topic in self.subscribers:
-            count = max(self.counts[topic], 0)
-            if topic not in held:
-                self.owners[topic] = [-1] * count
-                self.free[topic] = range(count)
-                continue
-            parts, members = held[topic]
-            owners = np.full(count, -1, dtype=np.int64)
-            # Written in member order, as Kafka's loop writes them (targets are disjoint anyway).
-            owners[np.array(parts, dtype=np.int64)] = np.array(members, dtype=np.int64)
-            self.owners[topic] = owners.tolist()
-            self.free[topic] = np.flatnonzero(owners == -1).tolist()
+                row = owners[topic]
+                for partition in partitions:
+                    row[partition] = member
+                mine[topic] = set(partitions)
+                held.add(topic)
+        for topic, row in owners.items():
+            self.free[topic] = list(compress(range(len(row)), map((-1).__eq__, row))) if topic in held else range(len(row))
 
     def assign_remaining_partitions(self) -> None:
         """Topic by topic, the free partitions go one by one to the least-loaded subscriber, whose

@@ -63,9 +63,12 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
         held = index.assigned[topic]
-        held = held[(held >= 0) & (held < count)]
+        if len(held) and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
+            held = held[(held >= 0) & (held < count)]
         if len(held) == 0:
             free: Sequence[int] = range(count)
+        elif len(held) == count:  # distinct and in range: every partition held
+            free = ()
         else:
             mask = np.ones(count, dtype=bool)
             mask[held] = False
