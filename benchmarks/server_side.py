@@ -25,7 +25,10 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   group, one unmeasured call, then the median of ``--port-iterations`` calls, ``group_spec`` (the
   Python side of building the ``GroupSpec``) not in it; ``port MB``: the growth of peak resident
   memory over those calls, measured in a forked child so each shape starts afresh. ``ratio``:
-  port s / java s (the target: <= 5). Both are wall clock, with Python's cyclic collector on (the
+  port s / java s (the target: <= 5). ``port cpu s`` (at the line's end): the same calls' median
+  thread CPU time, which shows how much of ``port s`` a loaded machine's preemption added (a call
+  of a millisecond, as Java's are, is rarely preempted; one of tens of milliseconds is). Both ``java
+  s`` and ``port s`` are wall clock, with Python's cyclic collector on (the
   port pays for the collections its allocations set off, as the JVM's call pays for its GCs), the
   script's own heap frozen (``gc.freeze``) so that those collections do not trace it.
 - ``same``: whether the port's targets equal Kafka's on this group.
@@ -159,15 +162,16 @@ def _port_run(scenario, name: str, iterations: int):
     # script's heap. The port's own allocations are collected as usual.
     gc.collect()
     gc.freeze()
-    seconds = []
+    seconds, cpu = [], []
     targets = None
     for _ in range(iterations):
         targets = None  # the previous answer freed before the call, not during it
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         targets = fn(spec)
         seconds.append(time.perf_counter() - started)
+        cpu.append(time.thread_time() - started_cpu)
     gc.unfreeze()
-    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members])
+    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members]), statistics.median(cpu)
 
 
 def _oracle_run(scenario, cpsat_seconds):
@@ -269,7 +273,7 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
     if port[0] == "error":
         port_s, same, port_txt = float("nan"), "-", port[1]
     else:
-        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", ""
+        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", f"  port cpu s {port[2]:.6f}"
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
         oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)
@@ -282,7 +286,7 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         oracle_cols = f"{'':>9} {'':>9}  (one oracle per group: on the uniform row)"
     ratio = port_s / java_s if java_s > 0 else float("inf")
     print(f"{shape.label():<44} {name:<14} {java_s:>9.6f} {heap / 2**20:>8.0f} {port_s:>9.6f} {port_mb:>8.0f} "
-          f"{ratio:>6.1f}x {same:>5} {oracle_cols}{'  port: ' + port_txt if port_txt else ''}", flush=True)
+          f"{ratio:>6.1f}x {same:>5} {oracle_cols}{port_txt if same != '-' else '  port: ' + port_txt}", flush=True)
     return ratio if ratio == ratio else 0.0
 
 
