@@ -15,13 +15,22 @@ off, or on: member ``i`` in ``rack{i % 3}`` and partition ``p``'s replicas on ra
 For each shape and assignor (``uniform``, ``consumer-range``):
 
 - ``java s``: Kafka's ``assign`` call timed inside the harness (peers/kafka-java-coordinator, one
-  JVM for the whole run), after ``--warmup`` unmeasured calls on the same ``GroupSpec`` (JMH's
-  warm-up iterations), the median of ``--iterations`` measured calls; JVM start, JSON and the
-  ``GroupSpec`` building are not in it. ``java heap``: the JVM's used heap after the last call.
+  JVM for the whole run), after unmeasured calls on the same ``GroupSpec`` (JMH's warm-up
+  iterations): at least ``--warmup`` of them and, where those take less than ``--warmup-seconds``,
+  as many more as fill that time (JMH warms up for seconds; five calls of a millisecond leave the
+  JIT half done, and the figure would then depend on which shapes ran before); the median of
+  ``--iterations`` measured calls; JVM start, JSON and the ``GroupSpec`` building are not in it.
+  ``java heap``: the JVM's used heap after the last call.
 - ``port s``: the port's assign call (``CONSUMER_GROUP_ASSIGNORS[name](spec)``) on the same
-  group, the median of ``--port-iterations`` calls, ``group_spec`` (the Python side of building the
-  ``GroupSpec``) not in it; ``port MB``: the growth of peak resident memory over that call, measured
-  in a forked child so each shape starts afresh. ``ratio``: port s / java s (the target: <= 5).
+  group, one unmeasured call, then the median of ``--port-iterations`` calls, ``group_spec`` (the
+  Python side of building the ``GroupSpec``) not in it; ``port MB``: the growth of peak resident
+  memory over those calls, measured in a forked child so each shape starts afresh. ``ratio``:
+  port s / java s (the target: <= 5). ``port cpu s`` (at the line's end): the same calls' median
+  thread CPU time, which shows how much of ``port s`` a loaded machine's preemption added (a call
+  of a millisecond, as Java's are, is rarely preempted; one of tens of milliseconds is). Both ``java
+  s`` and ``port s`` are wall clock, with Python's cyclic collector on (the
+  port pays for the collections its allocations set off, as the JVM's call pays for its GCs), the
+  script's own heap frozen (``gc.freeze``) so that those collections do not trace it.
 - ``same``: whether the port's targets equal Kafka's on this group.
 - ``oracle s``: ``solve_consumer`` (balance, spread, racks, kept), its engine and whether the
   optimum is proven, in a forked child with its peak memory growth; skipped above
@@ -33,6 +42,7 @@ Deterministic groups (no randomness); timings are wall clock on whatever else th
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing
 import resource
 import statistics
@@ -145,12 +155,23 @@ def _port_run(scenario, name: str, iterations: int):
 
     spec = group_spec(scenario)
     fn = CONSUMER_GROUP_ASSIGNORS[name]
-    seconds = []
+    fn(spec)  # unmeasured, as the Java side's warm-up: first-touch allocations are not the assignor's
+    # The benchmark's own heap (modules, OR-Tools, the scenario, the spec) out of the collector's
+    # sight, as a generational JVM does not trace its old generation in a young collection: a full
+    # collection set off by the port's allocations would otherwise cost in proportion to this
+    # script's heap. The port's own allocations are collected as usual.
+    gc.collect()
+    gc.freeze()
+    seconds, cpu = [], []
+    targets = None
     for _ in range(iterations):
-        started = time.perf_counter()
+        targets = None  # the previous answer freed before the call, not during it
+        started, started_cpu = time.perf_counter(), time.thread_time()
         targets = fn(spec)
         seconds.append(time.perf_counter() - started)
-    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members])
+        cpu.append(time.thread_time() - started_cpu)
+    gc.unfreeze()
+    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members]), statistics.median(cpu)
 
 
 def _oracle_run(scenario, cpsat_seconds):
@@ -173,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--racks", nargs="+", default=["off", "on"], choices=["off", "on"])
     parser.add_argument("--assignors", nargs="+", default=list(ASSIGNORS), choices=list(ASSIGNORS))
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured Java calls first (JMH: 5)")
+    parser.add_argument("--warmup-seconds", type=float, default=2.0,
+                        help="Java warms up at least this long, with more calls than --warmup where those are quicker")
     parser.add_argument("--iterations", type=int, default=5, help="measured Java calls (JMH: 5)")
-    parser.add_argument("--port-iterations", type=int, default=3, help="the port's calls; the median is shown")
+    parser.add_argument("--port-iterations", type=int, default=5, help="the port's measured calls (after one unmeasured); the median is shown")
     parser.add_argument("--oracle-max-partitions", type=int, default=20000, help="skip the oracle above this many partitions (0: never run it)")
     parser.add_argument("--cpsat-seconds", type=float, default=20.0, help="bound on each CP-SAT stage of the oracle (groups too large for one flow)")
     parser.add_argument("--version", default=None, help="the Kafka release of the Java side (default: the kafka-java pin)")
@@ -183,6 +206,13 @@ def main(argv: list[str] | None = None) -> int:
         if any(v <= 0 for v in getattr(args, flag)):
             print(f"--{flag}: every value must be positive", file=sys.stderr)
             return 2
+    for flag in ("warmup", "iterations", "port_iterations"):
+        if getattr(args, flag) < (0 if flag == "warmup" else 1):
+            print(f"--{flag.replace('_', '-')}: must be {'non-negative' if flag == 'warmup' else 'positive'}", file=sys.stderr)
+            return 2
+    if args.warmup_seconds < 0:
+        print("--warmup-seconds: must be non-negative", file=sys.stderr)
+        return 2
 
     from ortools.graph.python import min_cost_flow  # noqa: F401  imported before the forks: no import in the timings
 
@@ -213,6 +243,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+MAX_WARMUP_CALLS = 20000
+
+
+def _java_timed(jar, scenario, args):
+    """``--warmup`` unmeasured calls, then ``--iterations`` measured; if the calls were quicker than
+    ``--warmup-seconds`` all told, once more on the same group with as many warm-up calls as fill it
+    (the second figures replace the first: the JIT has seen the shape by then)."""
+    answer, seconds, heap = jar.timed(scenario, warmup=args.warmup, iterations=args.iterations)
+    per_call = max(statistics.median(seconds), 1e-6)
+    if per_call * (args.warmup + args.iterations) < args.warmup_seconds:
+        warmup = min(MAX_WARMUP_CALLS, max(args.warmup, int(args.warmup_seconds / per_call)))
+        answer, seconds, heap = jar.timed(scenario, warmup=warmup, iterations=args.iterations)
+    return answer, seconds, heap
+
+
 def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
     targets = None
     if shape.kind == "incremental":
@@ -222,13 +267,13 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         base_doc["topics"] = group_doc(shape)["topics"]  # the same partitions per topic as the shape itself
         targets = _as_targets(jar(scenario_from_dict(base_doc)))
     scenario = scenario_from_dict(group_doc(shape, targets))
-    java_assignment, java_seconds, heap = jar.timed(scenario, warmup=args.warmup, iterations=args.iterations)
+    java_assignment, java_seconds, heap = _java_timed(jar, scenario, args)
     java_s = statistics.median(java_seconds)
     port, port_mb = _in_child(_port_run, scenario, name, args.port_iterations)
     if port[0] == "error":
         port_s, same, port_txt = float("nan"), "-", port[1]
     else:
-        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", ""
+        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", f"  port cpu s {port[2]:.6f}"
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
         oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)
@@ -240,8 +285,8 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
     elif name != "uniform":
         oracle_cols = f"{'':>9} {'':>9}  (one oracle per group: on the uniform row)"
     ratio = port_s / java_s if java_s > 0 else float("inf")
-    print(f"{shape.label():<44} {name:<14} {java_s:>9.4f} {heap / 2**20:>8.0f} {port_s:>9.4f} {port_mb:>8.0f} "
-          f"{ratio:>6.1f}x {same:>5} {oracle_cols}{'  port: ' + port_txt if port_txt else ''}", flush=True)
+    print(f"{shape.label():<44} {name:<14} {java_s:>9.6f} {heap / 2**20:>8.0f} {port_s:>9.6f} {port_mb:>8.0f} "
+          f"{ratio:>6.1f}x {same:>5} {oracle_cols}{port_txt if same != '-' else '  port: ' + port_txt}", flush=True)
     return ratio if ratio == ratio else 0.0
 
 

@@ -19,17 +19,20 @@ size it differently (``HashMap.newHashMap``), which changes orders only from 24 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from ...javaorder import hashmap_capacity, hashmap_order, java_string_hash
+import numpy as np
+
+from ...javaorder import hashmap_capacity, hashmap_order, java_string_hash, spread
 from ...model import Assignment, Scenario, TopicPartition
-from ...model.topic_ids import java_uuid_hash, topic_id, topic_ids_of
+from ...model.topic_ids import java_uuid_hash, topic_id, topic_ids_of, uuid_order_key
 
 __all__ = [
     "HOMOGENEOUS",
     "HETEROGENEOUS",
     "MemberSpec",
+    "SpecIndex",
     "ConsumerGroupSpec",
     "group_spec",
     "subscription_type",
@@ -37,6 +40,7 @@ __all__ = [
     "hashset_copy_capacity",
     "integer_set_order",
     "uuid_set_order",
+    "position_set_order",
     "to_assignment",
 ]
 
@@ -69,6 +73,13 @@ def uuid_set_order(ids: Sequence[TopicId], *, capacity: int | None = None) -> tu
     return tuple(hashmap_order(ids, java_uuid_hash, capacity=capacity))
 
 
+def position_set_order(positions: Sequence[int], spread_hash: Sequence[int], *, capacity: int) -> list[int]:
+    """``uuid_set_order`` over distinct topic positions, their ids' spread hashes given
+    (``SpecIndex.spread_hash``): bucket by bucket, insertion order within a bucket."""
+    mask = capacity - 1
+    return sorted(positions, key=lambda t: spread_hash[t] & mask)
+
+
 @dataclass(frozen=True)
 class MemberSpec:
     """One member as ``MemberSubscriptionAndAssignmentImpl`` presents it.
@@ -87,14 +98,71 @@ class MemberSpec:
 
 
 @dataclass(frozen=True)
+class SpecIndex:
+    """The spec with topic ids as list positions, built once with the spec.
+
+    Java's ``GroupSpec`` hands its assignors ready maps (targets by ``Uuid``, the inverted target
+    behind ``isPartitionAssigned``) and a ``Uuid`` hashes in a few instructions; a ``uuid.UUID``
+    hashes through a Python ``__hash__``. So the ports' inner loops key by position instead, and what
+    is a property of an id alone (its ``hashCode`` bucket spread, its ``compareTo`` key) is computed
+    here once. Nothing in it depends on the assignor.
+
+    ``topics``: every id the spec names, the metadata's first; ``counts``: ``numPartitions`` by
+    position (-1 outside the metadata); ``subscribed``/``targets``: each member's (in ``members``
+    order) by position, orders kept; ``assigned``: by position, the sorted partition numbers some
+    target holds (``isPartitionAssigned``)."""
+
+    topics: tuple[TopicId, ...]
+    position: dict[TopicId, int]
+    counts: tuple[int, ...]
+    spread_hash: tuple[int, ...]
+    order_key: tuple[tuple[int, int], ...]
+    subscribed: tuple[tuple[int, ...], ...]
+    targets: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...]
+    assigned: tuple[np.ndarray, ...]
+
+
+def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, int]) -> SpecIndex:
+    position: dict[TopicId, int] = {t: i for i, t in enumerate(partition_counts)}
+    for m in members:
+        for t in m.subscribed:
+            position.setdefault(t, len(position))
+        for t, _ in m.target:
+            position.setdefault(t, len(position))
+    topics = tuple(position)
+    held: list[list[int]] = [[] for _ in topics]
+    targets = []
+    for m in members:
+        target = tuple((position[t], parts) for t, parts in m.target)
+        for t, parts in target:
+            held[t].extend(parts)
+        targets.append(target)
+    return SpecIndex(
+        topics=topics,
+        position=position,
+        counts=tuple(partition_counts.get(t, -1) for t in topics),
+        spread_hash=tuple(spread(java_uuid_hash(t)) for t in topics),
+        order_key=tuple(uuid_order_key(t) for t in topics),
+        subscribed=tuple(tuple(position[t] for t in m.subscribed) for m in members),
+        targets=tuple(targets),
+        assigned=tuple(np.unique(np.array(h, dtype=np.int64)) for h in held),
+    )
+
+
+@dataclass(frozen=True)
 class ConsumerGroupSpec:
     """``GroupSpec`` plus ``SubscribedTopicDescriber``: members in ``memberIds()`` order, the
-    subscription type, partition counts and names by topic id (topics in the metadata only)."""
+    subscription type, partition counts and names by topic id (topics in the metadata only).
+    ``index``: the same by topic position (``SpecIndex``), derived on construction."""
 
     members: tuple[MemberSpec, ...]
     subscription_type: str
     partition_counts: dict[TopicId, int]
     topic_names: dict[TopicId, str]
+    index: SpecIndex = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", _spec_index(self.members, self.partition_counts))
 
     @property
     def member_ids(self) -> tuple[str, ...]:

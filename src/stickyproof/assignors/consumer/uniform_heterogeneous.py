@@ -15,8 +15,12 @@ partitions moved away from a member are its highest-numbered ones on that topic.
 
 from __future__ import annotations
 
+from itertools import compress
+from typing import Sequence
+
+import numpy as np
+
 from .spec import ConsumerGroupSpec, TopicId
-from ...model.topic_ids import uuid_order_key
 
 __all__ = ["build_heterogeneous", "MAX_ITERATION_COUNT"]
 
@@ -31,64 +35,117 @@ def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId
     state.maybe_revoke_partitions()
     state.assign_remaining_partitions()
     state.balance()
+    topics = spec.index.topics
     return {
-        spec.members[i].member_id: [(t, sorted(parts)) for t, parts in target.items() if parts]
+        spec.members[i].member_id: [(topics[t], sorted(parts)) for t, parts in target.items() if parts]
         for i, target in enumerate(state.targets)
     }
 
 
 class _State:
-    """One ``build`` call's working state (Kafka's builder fields); nothing outlives the call."""
+    """One ``build`` call's working state (Kafka's builder fields); nothing outlives the call.
+    Topics are ``spec.index`` positions, members their index in ``memberIds()`` order, a topic's
+    owners a list by partition (-1: unassigned)."""
 
     def __init__(self, spec: ConsumerGroupSpec) -> None:
         self.spec = spec
+        index = spec.index
+        self.counts = index.counts
+        self.order_key = index.order_key
         self.sizes = [0] * len(spec.members)  # memberTargetAssignmentSizes, shared with the balancer
-        self.subscribers: dict[TopicId, list[int]] = {}
-        for index, member in enumerate(spec.members):
-            for topic in member.subscribed:
-                self.subscribers.setdefault(topic, []).append(index)
-        self.owners = {t: [-1] * spec.num_partitions(t) for t in self.subscribers}
-        self.targets: list[dict[TopicId, set[int]]] = [{} for _ in spec.members]
+        # Each topic's subscribers in member order, gathered per distinct subscription (groups
+        # mostly share a few); the topics' order does not matter: every walk over topics sorts them
+        # by topicComparator, a total order.
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for member, subscribed in enumerate(index.subscribed):
+            groups.setdefault(subscribed, []).append(member)
+        self.subscribers: dict[int, list[int]] = {}
+        merged = set()
+        for subscribed, members in groups.items():
+            for topic in subscribed:
+                if topic in self.subscribers:
+                    self.subscribers[topic].extend(members)
+                    merged.add(topic)
+                else:
+                    self.subscribers[topic] = list(members)
+        for topic in merged:
+            self.subscribers[topic].sort()
+        self.owners: dict[int, list[int]] = {}
+        self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
+        self.targets: list[dict[int, set[int]]] = [{} for _ in spec.members]
 
-    def sort_topics(self, topics) -> list[TopicId]:
+    def sort_topics(self, topics) -> list[int]:
         """``topicComparator``: partitions per subscriber descending, fewer subscribers, then the id."""
 
-        def key(t: TopicId):
+        def key(t: int):
             subs = len(self.subscribers[t])
-            return (-(self.spec.num_partitions(t) / subs), subs, uuid_order_key(t))
+            return (-(self.counts[t] / subs), subs, self.order_key[t])
 
         return sorted(topics, key=key)
 
     def maybe_revoke_partitions(self) -> None:
         """Keep each member's target on topics it still subscribes to; drop the other topics."""
-        for index, member in enumerate(self.spec.members):
-            subscribed = set(member.subscribed)
-            for topic, partitions in member.target:
-                if topic not in subscribed:
+        owners = self.owners
+        for topic in self.subscribers:
+            owners[topic] = [-1] * max(self.counts[topic], 0)
+        held = set()
+        for member, (subscribed, target) in enumerate(zip(self.spec.index.subscribed, self.spec.index.targets)):
+            if not target:
+                continue
+            subscribed_set = set(subscribed)
+            mine = self.targets[member]
+            for topic, partitions in target:
+                if topic not in subscribed_set:
                     continue
-                self.sizes[index] += len(partitions)
-                for p in partitions:
-                    self.owners[topic][p] = index
-                self.targets[index][topic] = set(partitions)
+                self.sizes[member] += len(partitions)
+                row = owners[topic]
+                for partition in partitions:
+                    row[partition] = member
+                mine[topic] = set(partitions)
+                held.add(topic)
+        for topic, row in owners.items():
+            self.free[topic] = list(compress(range(len(row)), map((-1).__eq__, row))) if topic in held else range(len(row))
 
     def assign_remaining_partitions(self) -> None:
-        unassigned = {}
-        for topic, owners in self.owners.items():
-            free = [p for p, owner in enumerate(owners) if owner == -1]
-            if free:
-                unassigned[topic] = free
-        balancer = _Balancer(self.sizes)
-        for topic in self.sort_topics(unassigned):
-            balancer.initialize(self.subscribers[topic])
-            for p in unassigned[topic]:
-                self.assign_partition(topic, p, balancer.next_least_loaded())
+        """Topic by topic, the free partitions go one by one to the least-loaded subscriber, whose
+        size grows as it takes them (``MemberAssignmentBalancer``): dealt here a round at a time."""
+        sizes, targets = self.sizes, self.targets
+        for topic in self.sort_topics(t for t, free in self.free.items() if free):
+            free, owners = self.free[topic], self.owners[topic]
+            whole = isinstance(free, range)  # every partition: positions in ``free`` are partitions
+            for takers, rounds, first in _deal(sizes, self.subscribers[topic], len(free)):
+                if rounds == 1:  # one partition each (a partial round, or a prefix that grows next round)
+                    for member, partition in zip(takers, free[first:first + len(takers)]):
+                        owners[partition] = member
+                        held = targets[member].get(topic)
+                        if held is None:
+                            targets[member][topic] = {partition}
+                        else:
+                            held.add(partition)
+                        sizes[member] += 1
+                    continue
+                step = len(takers)
+                stop = first + rounds * step
+                for offset, member in enumerate(takers, first):
+                    taken = free[offset:stop:step]
+                    if whole:
+                        owners[offset:stop:step] = [member] * rounds
+                    else:
+                        for partition in taken:
+                            owners[partition] = member
+                    target = targets[member]
+                    if topic in target:
+                        target[topic].update(taken)
+                    else:
+                        target[topic] = set(taken)
+                    sizes[member] += rounds
 
     def balance(self) -> None:
         topics = [t for t in self.subscribers if len(self.subscribers[t]) >= 2]
         if topics:
             self.balance_topics(self.sort_topics(topics))
 
-    def balance_topics(self, topics: list[TopicId]) -> None:
+    def balance_topics(self, topics: list[int]) -> None:
         """Rounds over the topics until one passes the last topic that moved anything, at most 16."""
         last = -1
         balancer = _Balancer(self.sizes)
@@ -100,17 +157,19 @@ class _State:
                 if moved > 0 or last == -1:
                     last = index
 
-    def balance_topic(self, topic: TopicId, balancer: _Balancer) -> int:
+    def balance_topic(self, topic: int, balancer: _Balancer) -> int:
         moved = 0
-        if balancer.initialize(self.subscribers[topic]) <= 1:
+        subscribers = self.subscribers[topic]
+        loads = list(map(self.sizes.__getitem__, subscribers))
+        if max(loads) - min(loads) <= 1:  # what initialize would answer, without its sort
             return moved
-        owners = self.owners[topic]
-        partitions = sorted(range(len(owners)), key=lambda p: (owners[p], p))
-        start: dict[int, int] = {}
-        end: dict[int, int] = {}
-        for i, p in enumerate(partitions):
-            start.setdefault(owners[p], i)
-            end[owners[p]] = i + 1
+        balancer.initialize(subscribers)
+        owners = np.array(self.owners[topic], dtype=np.int64)
+        by_owner = np.argsort(owners, kind="stable")  # by (owner, partition)
+        holders, first, held = np.unique(owners[by_owner], return_index=True, return_counts=True)
+        partitions = by_owner.tolist()
+        start = dict(zip(holders.tolist(), first.tolist()))
+        end = dict(zip(holders.tolist(), (first + held).tolist()))
         while not balancer.is_balanced():
             most = balancer.next_most_loaded()
             while not (most == -1 or (most in end and end[most] - start[most] > 0)):
@@ -127,8 +186,9 @@ class _State:
             moved += 1
         return moved
 
-    def assign_partition(self, topic: TopicId, partition: int, member: int) -> None:
-        old = self.owners[topic][partition]
+    def assign_partition(self, topic: int, partition: int, member: int) -> None:
+        owners = self.owners[topic]
+        old = owners[partition]
         if old != -1:
             parts = self.targets[old].get(topic)
             if parts is not None:
@@ -137,8 +197,44 @@ class _State:
                     del self.targets[old][topic]
             self.sizes[old] -= 1
         self.targets[member].setdefault(topic, set()).add(partition)
-        self.owners[topic][partition] = member
+        owners[partition] = member
         self.sizes[member] += 1
+
+
+def _by_size(sizes: list[int], members: list[int]) -> list[int]:
+    """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone."""
+    keys = list(map(sizes.__getitem__, members))
+    return list(map(members.__getitem__, sorted(range(len(members)), key=keys.__getitem__)))
+
+
+def _deal(sizes: list[int], members: list[int], count: int) -> list[tuple[list[int], int, int]]:
+    """Who takes each of ``count`` free partitions when each goes to ``next_least_loaded``.
+
+    The balancer sorts the subscribers by (size, index) and walks levels from the smallest size up:
+    at level ``L`` the members that started at or below ``L`` (all of them now at ``L``) each take
+    one partition, in sorted order. So between two starting sizes the prefix of takers is fixed,
+    and its rounds are that prefix repeated; the last round may stop part way. Returns blocks
+    (takers, rounds, first): the takers, in order, take the partitions from position ``first`` on,
+    ``rounds`` times over (a last partial round is a block of one round)."""
+    order = _by_size(sizes, members)
+    start = [sizes[m] for m in order]
+    blocks: list[tuple[list[int], int, int]] = []
+    level, prefix, left, first = start[0], 0, count, 0
+    while left > 0:
+        while prefix < len(order) and start[prefix] <= level:
+            prefix += 1
+        room = start[prefix] - level if prefix < len(order) else left  # rounds before the prefix grows
+        full = min(room, left // prefix)
+        if full:
+            blocks.append((order[:prefix], full, first))
+            left -= full * prefix
+            first += full * prefix
+            level += full
+        if full < room:
+            if left:
+                blocks.append((order[:left], 1, first))
+            left = 0
+    return blocks
 
 
 class _Balancer:
@@ -157,8 +253,9 @@ class _Balancer:
         self.next_most = -1
 
     def initialize(self, members: list[int]) -> int:
+        """Sort ``members`` (ascending indices, as ``_State.subscribers`` keeps them) by (size, index)."""
         sizes = self.sizes
-        self.sorted = sorted(members, key=lambda m: (sizes[m], m))
+        self.sorted = _by_size(sizes, members)
         n = len(self.sorted)
         self.least_end = 0
         self.least_count = sizes[self.sorted[0]] - 1

@@ -15,90 +15,114 @@ partition while enough members remain to take the extras (``give_up_extra``).
 
 from __future__ import annotations
 
+from typing import Sequence
+
+import numpy as np
+
 from ...errors import AssignorFailure
-from .spec import ConsumerGroupSpec, TopicId, hashset_copy_capacity, uuid_set_order
+from .spec import ConsumerGroupSpec, SpecIndex, TopicId, hashset_copy_capacity, position_set_order
 
 __all__ = ["build_homogeneous"]
 
 PARTITION_ASSIGNOR_EXCEPTION = "PartitionAssignorException"
 
 Target = list[tuple[TopicId, list[int]]]
+# Partitions of one topic (by position) in the unassigned list's order: a run of Java's per-partition list.
+Segment = tuple[int, Sequence[int]]
 
 
 def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True) -> dict[str, Target]:
-    """The new target of every member (``build``); ``kafka_18688_fixed=False`` is the code before the fix."""
+    """The new target of every member (``build``); ``kafka_18688_fixed=False`` is the code before the fix.
+
+    Kafka walks partition by partition; the port moves runs of one topic's partitions at once
+    (``Segment``s), which deals the very same partitions in the very same order."""
+    index = spec.index
     first = spec.members[0]
-    subscribed = uuid_set_order(first.subscribed, capacity=hashset_copy_capacity(first.subscription_size))
+    subscribed = position_set_order(index.subscribed[0], index.spread_hash,
+                                    capacity=hashset_copy_capacity(first.subscription_size))
     if not subscribed:
         return {}
-    unassigned, total = _unassigned_partitions(spec, subscribed)
+    unassigned, total = _unassigned_partitions(index, subscribed)
     num_members = len(spec.members)
     targets, unfilled = _maybe_revoke_partitions(
         spec, set(subscribed), total // num_members, total % num_members, unassigned, kafka_18688_fixed
     )
-    _assign_remaining_partitions(targets, unfilled, unassigned)
+    _assign_remaining_partitions(index.topics, unfilled, unassigned)
     return targets
 
 
-def _unassigned_partitions(spec: ConsumerGroupSpec, subscribed: tuple[TopicId, ...]) -> tuple[list[tuple[TopicId, int]], int]:
+def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[list[Segment], int]:
     """Partitions no target holds (``isPartitionAssigned`` false), topic by topic in the set's order."""
-    assigned = spec.assigned_partitions()
-    unassigned: list[tuple[TopicId, int]] = []
+    unassigned: list[Segment] = []
     total = 0
     for topic in subscribed:
-        count = spec.num_partitions(topic)
+        count = index.counts[topic]
         if count == -1:
             raise AssignorFailure(
-                f"Members are subscribed to topic {topic} which doesn't exist in the topic metadata.",
+                f"Members are subscribed to topic {index.topics[topic]} which doesn't exist in the topic metadata.",
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
-        unassigned.extend((topic, p) for p in range(count) if (topic, p) not in assigned)
+        held = index.assigned[topic]
+        if len(held) and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
+            held = held[(held >= 0) & (held < count)]
+        if len(held) == 0:
+            free: Sequence[int] = range(count)
+        elif len(held) == count:  # distinct and in range: every partition held
+            free = ()
+        else:
+            mask = np.ones(count, dtype=bool)
+            mask[held] = False
+            free = np.flatnonzero(mask).tolist()
+        if len(free):
+            unassigned.append((topic, free))
         total += count
     return unassigned, total
 
 
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
-    subscribed: set[TopicId],
+    subscribed: set[int],
     min_quota: int,
     remaining_extra: int,
-    unassigned: list[tuple[TopicId, int]],
+    unassigned: list[Segment],
     kafka_18688_fixed: bool,
-) -> tuple[dict[str, Target], list[tuple[str, int]]]:
+) -> tuple[dict[str, Target], list[tuple[int, Target, dict[int, list[int]]]]]:
     """Each member keeps its target up to its quota; the rest joins ``unassigned`` (in set order).
 
-    A target's topics the group no longer subscribes to are dropped whole."""
+    A target's topics the group no longer subscribes to are dropped whole. ``unfilled``: the members
+    under quota, with their quota left, their target and its lists by topic position."""
+    topics = spec.index.topics
     targets: dict[str, Target] = {}
-    unfilled: list[tuple[str, int]] = []
+    unfilled: list[tuple[int, Target, dict[int, list[int]]]] = []
     member_count = len(spec.members)
-    for member_index, member in enumerate(spec.members):
+    for member_index, (member, target) in enumerate(zip(spec.members, spec.index.targets)):
         quota = min_quota
         has_extra = False
         if remaining_extra > 0:
             quota += 1
             has_extra = True
         kept: Target = []
-        for topic, partitions in member.target:
+        by_topic: dict[int, list[int]] = {}
+        for topic, partitions in target:
             if topic not in subscribed:
                 continue
             if len(partitions) <= quota:
                 quota -= len(partitions)
-                kept.append((topic, list(partitions)))
-                continue
-            keep = []
-            for partition in partitions:
-                if quota > 0:
-                    quota -= 1
-                    keep.append(partition)
-                else:
-                    unassigned.append((topic, partition))
-            if keep:
-                kept.append((topic, keep))
+                keep = list(partitions)
+            else:
+                # Kafka keeps partitions while quota lasts and revokes the rest, in the set's order.
+                keep = list(partitions[:quota])
+                unassigned.append((topic, partitions[quota:]))
+                quota = 0
+                if not keep:
+                    continue
+            kept.append((topics[topic], keep))
+            by_topic[topic] = keep
         if kafka_18688_fixed and give_up_extra(quota, has_extra, member_count - member_index, remaining_extra):
             quota -= 1
             has_extra = False
         if quota > 0:
-            unfilled.append((member.member_id, quota))
+            unfilled.append((quota, kept, by_topic))
         if has_extra:
             remaining_extra -= 1
         targets[member.member_id] = kept
@@ -112,21 +136,25 @@ def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extr
 
 
 def _assign_remaining_partitions(
-    targets: dict[str, Target], unfilled: list[tuple[str, int]], unassigned: list[tuple[TopicId, int]]
+    topics: tuple[TopicId, ...], unfilled: list[tuple[int, Target, dict[int, list[int]]]], unassigned: list[Segment]
 ) -> None:
-    """Deal ``unassigned`` in order to the members under quota, in ``memberIds()`` order."""
-    index = 0
-    for member_id, remaining in unfilled:
-        target = targets[member_id]
-        by_topic = {t: parts for t, parts in target}
-        for _ in range(remaining):
-            if index >= len(unassigned):
-                break
-            topic, partition = unassigned[index]
-            index += 1
-            if topic not in by_topic:
-                by_topic[topic] = []
-                target.append((topic, by_topic[topic]))
-            by_topic[topic].append(partition)
-    if index < len(unassigned):
+    """Deal ``unassigned`` in order to the members under quota, in ``memberIds()`` order: each takes
+    the next ``remaining`` partitions, run by run (no run is empty)."""
+    segment, offset = 0, 0
+    for remaining, target, by_topic in unfilled:
+        while remaining > 0 and segment < len(unassigned):
+            topic, partitions = unassigned[segment]
+            take = min(remaining, len(partitions) - offset)
+            chunk = partitions[offset:offset + take]
+            held = by_topic.get(topic)
+            if held is None:
+                held = by_topic[topic] = list(chunk)
+                target.append((topics[topic], held))
+            else:
+                held.extend(chunk)
+            remaining -= take
+            offset += take
+            if offset == len(partitions):
+                segment, offset = segment + 1, 0
+    if segment < len(unassigned):
         raise AssignorFailure("Partitions were left unassigned", kafka_exception=PARTITION_ASSIGNOR_EXCEPTION)
