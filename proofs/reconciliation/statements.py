@@ -1,0 +1,162 @@
+"""The KIP-848 reconciliation statements: safety for every group size, KAFKA-16147, convergence.
+
+A *theorem* is checked by induction over the symbolic view (``engine.induct``): every number of
+members and partitions, every run length. It is checked for both clients: one that revokes and
+takes partitions in its own time (``Revoke``/``Assign`` steps lagging behind its heartbeats) and one
+that applies each answer within its heartbeat. The *counterexample* is the shortest run at 2
+members x 1 partition (bounded search up to the promised length, then shortened until the query for
+one step fewer is unsat), exported as a history (``export.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+
+from ..logic import AND, NOT, Symbolic, to_z3
+from ..outcome import COUNTEREXAMPLE, PROVED, UNKNOWN, Outcome, Promise, Statement
+from ..protocol.state import SymbolicState
+from .convergence import check_rounds, progress_lemmas
+from .engine import bmc, induct
+from .export import history_document
+from .lemmas import lemmas_for
+from .model import STATE, ReconciliationModel, Variant
+
+__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES", "non_vacuous", "CONVERGENCE_ROUNDS"]
+
+#: Where KAFKA-16147 is searched: two members for two owners, one partition suffices.
+SEARCH_SIZES = {"M": 2, "P": 1}
+#: The lemma-free bounded check of the safe variants.
+BOUNDED_SIZES, BOUNDED_DEPTH = {"M": 2, "P": 2}, 12
+#: Rounds of heartbeats to converge, and the sizes it is checked at (default, --deep).
+CONVERGENCE_ROUNDS = 3
+CONVERGENCE_SIZES = ({"M": 2, "P": 2},)
+CONVERGENCE_DEEP_SIZES = ({"M": 2, "P": 3}, {"M": 3, "P": 2})
+
+VARIANTS: dict[str, Variant] = {
+    "today": Variant("today", "fixed"),
+    "pr-15212": Variant("2024", "fixed"),
+    "today-old-bookkeeping": Variant("today", "kafka-16147"),
+    "kafka-16147": Variant("2024", "kafka-16147"),
+}
+
+
+def non_vacuous(variant: Variant) -> str:
+    """Z3's answer to "the invariant holds and two members hold two different partitions" (``sat``
+    shows the lemmas do not prove safety by being contradictory or by forbidding ownership)."""
+    v = Symbolic()
+    s = SymbolicState(v, STATE, "w")
+    model = ReconciliationModel(variant)
+    solver = z3.Solver()
+    for _, fn in lemmas_for(variant, model.no_double_ownership):
+        solver.add(to_z3(fn(v, s)))
+    x, y, p, q = v.fresh("M", "x"), v.fresh("M", "y"), v.fresh("P", "p"), v.fresh("P", "q")
+    solver.add(to_z3(AND(NOT(x == y), NOT(p == q), s.own(x, p), s.own(y, q))))
+    return str(solver.check())
+
+
+def _theorem(variant: Variant) -> Outcome:
+    detail: dict[str, Any] = {"variant": variant.describe(), "property": "no-double-ownership", "clients": {}}
+    failures = []
+    for atomic in (False, True):
+        var = variant.but(atomic_client=atomic)
+        model = ReconciliationModel(var)
+        lemmas = lemmas_for(var, model.no_double_ownership)
+        r = induct(var, lemmas)
+        detail["clients"]["atomic" if atomic else "lagging"] = {
+            "lemmas": [n for n, _ in lemmas], "actions": [a.name for a in model.actions],
+            "queries": r.queries, "seconds": round(r.seconds, 2)}
+        failures += [{"client": "atomic" if atomic else "lagging", "action": a, "lemma": lem, "z3": z}
+                     for a, lem, z in r.failures]
+    detail["non_vacuous"] = non_vacuous(variant)
+    if failures or detail["non_vacuous"] != "sat":
+        detail["not_inductive"] = failures
+        return Outcome(UNKNOWN, "induction failed" if failures else "invariant not shown satisfiable", detail=detail)
+    return Outcome(PROVED, "all group sizes, all run lengths", detail=detail)
+
+
+DEFAULT_SEARCH_DEPTH = 14
+
+
+def _kafka_16147(deep: bool, promise: Promise | None) -> Outcome:
+    """The shortest run of the coordinator before PR #15212 in which two clients hold one partition."""
+    depth = promise.length if promise is not None and promise.length else DEFAULT_SEARCH_DEPTH
+    variant = VARIANTS["kafka-16147"].but(atomic_client=True)
+    r = bmc(variant, SEARCH_SIZES, "no-double-ownership", depth + (4 if deep else 0), minimal=True)
+    why = induct(variant, lemmas_for(variant, ReconciliationModel(variant).no_double_ownership))
+    detail: dict[str, Any] = {
+        "variant": variant.describe(), "property": "no-double-ownership", "sizes": dict(SEARCH_SIZES),
+        "not_inductive": [{"action": a, "lemma": lem, "z3": z} for a, lem, z in why.failures],
+    }
+    size = f"{SEARCH_SIZES['M']} members x {SEARCH_SIZES['P']} partition"
+    if not r.violated or r.run is None:
+        return Outcome(UNKNOWN, f"{size}: no counterexample within {r.depth} steps", detail=detail)
+    detail["trace"] = r.run.describe()
+    detail["steps"] = [s.label(r.run.member_names()) for s in r.run.steps]
+    detail["history"] = history_document(r.run, "reconciliation.kafka-16147")
+    return Outcome(COUNTEREXAMPLE, f"{size}, shortest run: {r.run.length} steps", length=r.run.length, detail=detail)
+
+
+def _bounded(deep: bool, promise: Promise | None) -> Outcome:
+    """No run of up to BOUNDED_DEPTH steps at 2 x 2 breaks safety, without any lemma (lagging client)."""
+    detail: dict[str, Any] = {"sizes": dict(BOUNDED_SIZES), "depth": BOUNDED_DEPTH, "runs": {}}
+    size = f"{BOUNDED_SIZES['M']} members x {BOUNDED_SIZES['P']} partitions"
+    for key in ("today", "pr-15212"):
+        r = bmc(VARIANTS[key], BOUNDED_SIZES, "no-double-ownership", BOUNDED_DEPTH, minimal=False)
+        detail["runs"][key] = {"violated": r.violated, "seconds": round(r.seconds, 2)}
+        if r.violated and r.run is not None:
+            detail["trace"] = r.run.describe()
+            return Outcome(COUNTEREXAMPLE, f"{size}: {key} broken", length=r.depth, detail=detail)
+    return Outcome(PROVED, f"{size}, every run of up to {BOUNDED_DEPTH} steps", detail=detail)
+
+
+def _convergence(deep: bool, promise: Promise | None) -> Outcome:
+    """Every member converged within CONVERGENCE_ROUNDS rounds, and not within one fewer."""
+    variant = VARIANTS["today"].but(atomic_client=True)
+    model = ReconciliationModel(variant)
+    lemmas = lemmas_for(variant, model.no_double_ownership) + progress_lemmas()
+    ind = induct(variant, lemmas)
+    detail: dict[str, Any] = {"variant": variant.describe(), "rounds": CONVERGENCE_ROUNDS,
+                              "lemmas": [n for n, _ in lemmas], "queries": ind.queries, "sizes": []}
+    if not ind.proved:
+        detail["not_inductive"] = [{"action": a, "lemma": lem, "z3": z} for a, lem, z in ind.failures]
+        return Outcome(UNKNOWN, "the start invariant is not inductive", detail=detail)
+    sizes = CONVERGENCE_SIZES + (CONVERGENCE_DEEP_SIZES if deep else ())
+    for sz in sizes:
+        enough = check_rounds(variant, sz, CONVERGENCE_ROUNDS)
+        fewer = check_rounds(variant, sz, CONVERGENCE_ROUNDS - 1)
+        detail["sizes"].append({"M": sz["M"], "P": sz["P"], "holds": enough.holds, "tight": not fewer.holds,
+                                "seconds": round(enough.seconds + fewer.seconds, 2)})
+        if not enough.holds:
+            return Outcome(COUNTEREXAMPLE, f"{sz['M']} x {sz['P']}: not converged after {CONVERGENCE_ROUNDS} rounds "
+                           f"({', '.join(enough.witness or [])})", detail=detail)
+    shown = ", ".join(f"{sz['M']} x {sz['P']}" for sz in sizes)
+    return Outcome(PROVED, f"{CONVERGENCE_ROUNDS} rounds of heartbeats at {shown}, from every state of the invariant",
+                   detail=detail)
+
+
+def _stmt(name: str, claim: str, run: Any, deep_only: bool = False) -> Statement:
+    return Statement(name, claim, run, deep_only)
+
+
+STATEMENTS: tuple[Statement, ...] = (
+    _stmt("reconciliation.safe",
+          "KIP-848 reconciliation (today's builder) never lets two members hold one partition, counting partitions being revoked",
+          lambda deep, promise: _theorem(VARIANTS["today"])),
+    _stmt("reconciliation.pr-15212.safe",
+          "the January 2024 builder with PR #15212's partition-epoch bookkeeping is safe",
+          lambda deep, promise: _theorem(VARIANTS["pr-15212"])),
+    _stmt("reconciliation.today.old-bookkeeping.safe",
+          "today's builder would be safe even with the bookkeeping of before PR #15212",
+          lambda deep, promise: _theorem(VARIANTS["today-old-bookkeeping"])),
+    _stmt("reconciliation.kafka-16147",
+          "before PR #15212, a partition pending revocation given back to its member loses its epoch and goes to a second member",
+          _kafka_16147),
+    _stmt("reconciliation.bounded",
+          f"at 2 members x 2 partitions, no run of up to {BOUNDED_DEPTH} steps breaks safety (no lemma used)",
+          _bounded),
+    _stmt("reconciliation.convergence",
+          f"once targets and membership stop changing, every member is STABLE at the group epoch within {CONVERGENCE_ROUNDS} heartbeat rounds",
+          _convergence),
+)
