@@ -32,7 +32,7 @@ M, P = "M", "P"
 
 
 def progress_lemmas() -> list[tuple[str, Any]]:
-    """Facts of every reachable state (today's builder, atomic client) that convergence needs beyond
+    """Facts of every reachable state (today's builder, atomic client, no lost response) that convergence needs beyond
     safety; ``engine.induct`` proves them inductive together with the safety lemmas."""
     def held(s: State, x: Any, p: Any) -> Any:
         return OR(s.asg(x, p), s.rev(x, p))
@@ -45,7 +45,9 @@ def progress_lemmas() -> list[tuple[str, Any]]:
         ("epoch-has-holder", lambda v, s: v.forall((P,), lambda p: IMP(
             s.pe(p) != FREE, v.exists((M,), lambda x: AND(s.inm(x), held(s, x, p)))))),
         ("target-unique", lambda v, s: v.forall((M, M, P), lambda x, y, p: IMP(AND(s.tgt(x, p), s.tgt(y, p)), v.same(x, y)))),
+        # No response is lost: the client holds exactly its record's assignment, at its epoch.
         ("client-holds-assigned", lambda v, s: v.forall((M, P), lambda x, p: s.own(x, p) == s.asg(x, p))),
+        ("client-current", lambda v, s: v.forall((M,), lambda x: IMP(s.inm(x), AND(s.cin(x), s.cep(x) == s.ep(x))))),
         ("member-epoch-at-most-group-epoch", lambda v, s: v.forall((M,), lambda x: s.ep(x) <= s.E())),
         # At the group epoch, STABLE means reconciled, and the other states keep only target partitions.
         ("stable-at-epoch-holds-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(

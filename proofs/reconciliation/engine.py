@@ -32,9 +32,11 @@ class RunStep:
     action: str
     args: tuple[int, ...]
     target: tuple[tuple[bool, ...], ...] | None = None  # NewTarget: the assignor's answer, per member
+    lost: bool = False  # Heartbeat: its response was lost
 
     def label(self, names: Sequence[str]) -> str:
-        return f"{self.action}({', '.join(names[a] for a in self.args)})" if self.args else self.action
+        text = f"{self.action}({', '.join(names[a] for a in self.args)})" if self.args else self.action
+        return text + (" lost" if self.lost else "")
 
 
 @dataclass(frozen=True)
@@ -235,10 +237,10 @@ class Unrolling:
         steps = []
         for k, sel in enumerate(self.sels):
             a, args = self.inst[model.eval(sel, model_completion=True).as_long()]
-            target = None
-            if a.uses_choice:
-                target = tuple(tuple(row) for row in _read(model, self.v, self.choices[k], CHOICES)["a"])
-            steps.append(RunStep(a.name, tuple(args), target))
+            chosen = _read(model, self.v, self.choices[k], CHOICES)
+            target = tuple(tuple(row) for row in chosen["a"]) if a.name == "NewTarget" else None
+            lost = bool(a.name == "Heartbeat" and self.variant.lossy and chosen["lost"])
+            steps.append(RunStep(a.name, tuple(args), target, lost))
         first = next(i for i, s in enumerate(self.states)
                      if z3.is_false(model.eval(to_z3(bad(self.v, s)), model_completion=True)))
         return Run(self.variant, dict(self.sizes), tuple(steps[:first]), tuple(states[: first + 1]))

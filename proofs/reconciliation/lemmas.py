@@ -31,9 +31,11 @@ def lemmas_for(variant: Variant, goal: Callable[[Any, State], Any]) -> list[Lemm
     out: list[Lemma] = [
         ("epochs-nonnegative", lambda v, s: AND(s.E() >= 0, v.forall((M,), lambda x: s.ep(x) >= 0))),
         ("states-in-range", lambda v, s: v.forall((M,), lambda x: AND(s.cst(x) >= STABLE, s.cst(x) <= UNRELEASED))),
-        # A member out of the group has no record and its client holds nothing.
+        # A member out of the group has no record; a client out of it (left, fenced) holds nothing.
         ("out-lists-nothing", lambda v, s: v.forall((M, P), lambda x, p: IMP(NOT(s.inm(x)), AND(
-            NOT(s.asg(x, p)), NOT(s.rev(x, p)), NOT(s.own(x, p)), NOT(s.tgt(x, p)))))),
+            NOT(s.asg(x, p)), NOT(s.rev(x, p)), NOT(s.tgt(x, p)))))),
+        ("client-out-holds-nothing", lambda v, s: v.forall((M, P), lambda x, p: IMP(NOT(s.cin(x)), NOT(s.own(x, p))))),
+        ("client-in-has-record", lambda v, s: v.forall((M,), lambda x: IMP(s.cin(x), s.inm(x)))),
         # The builders split what a record lists: kept (assigned) or to give up (pending revocation).
         ("assigned-revoking-disjoint", lambda v, s: v.forall((M, P), lambda x, p: NOT(AND(s.asg(x, p), s.rev(x, p))))),
         # A client holds only what its record lists.

@@ -69,6 +69,7 @@ STATE: tuple[Var, ...] = (
     Var("tgt", (M, P), "bool", False, "the target assignment of epoch E"),
     Var("inm", (M,), "bool", False, "the member is in the group (the coordinator holds its record)"),
     Var("ep", (M,), "int", 0, "member epoch"),
+    Var("pep", (M,), "int", -1, "previous member epoch"),
     Var("cst", (M,), "int", STABLE, "member state"),
     Var("asg", (M, P), "bool", False, "assigned partitions of the record"),
     Var("rev", (M, P), "bool", False, "partitions pending revocation"),
@@ -76,32 +77,40 @@ STATE: tuple[Var, ...] = (
     Var("tep", (M,), "int", 0, "2024 builder: target member epoch"),
     Var("pe", (P,), "int", FREE, "partition epoch: epoch of the member holding it, -1 when released"),
     # the member's client
+    Var("cin", (M,), "bool", False, "the client believes it is in the group (joined, not fenced)"),
+    Var("cep", (M,), "int", 0, "the member epoch the client sends (the last one it received)"),
     Var("own", (M, P), "bool", False, "partitions the client holds (consumes)"),
 )
 VARS = {v.name: v for v in STATE}
 
-#: The free choice of a step: the assignor's new target (constrained by ``contract``).
-CHOICES: tuple[Var, ...] = (Var("a", (M, P), "bool", False, "the new target assignment"),)
+#: The free choices of a step: the assignor's new target (constrained by ``contract``), a lost response.
+CHOICES: tuple[Var, ...] = (Var("a", (M, P), "bool", False, "the new target assignment"),
+                            Var("lost", (), "bool", False, "the heartbeat's response is lost"))
 
 
 @dataclass(frozen=True)
 class Variant:
     """``builder``: ``today`` or ``2024``; ``bookkeeping``: ``fixed`` or ``kafka-16147``;
-    ``atomic_client``: the client applies each response within its heartbeat."""
+    ``atomic_client``: the client applies each response within its heartbeat; ``lossy``: a response
+    may be lost (then the member epoch validation, fencing and the timeout of a fenced member matter)."""
 
     builder: str = "today"
     bookkeeping: str = "fixed"
     atomic_client: bool = False
+    lossy: bool = False
 
     def __post_init__(self) -> None:
         assert self.builder in ("today", "2024"), self.builder
         assert self.bookkeeping in ("fixed", "kafka-16147"), self.bookkeeping
+        assert self.atomic_client or not self.lossy, "lost responses are modelled for the atomic client only"
 
     def describe(self) -> str:
-        return f"builder={self.builder}, bookkeeping={self.bookkeeping}" + (", atomic client" if self.atomic_client else "")
+        return (f"builder={self.builder}, bookkeeping={self.bookkeeping}" + (", atomic client" if self.atomic_client else "")
+                + (", lost responses" if self.lossy else ""))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"builder": self.builder, "bookkeeping": self.bookkeeping, "atomic_client": self.atomic_client}
+        return {"builder": self.builder, "bookkeeping": self.bookkeeping, "atomic_client": self.atomic_client,
+                "lossy": self.lossy}
 
     def but(self, **changes: Any) -> "Variant":
         return replace(self, **changes)
@@ -182,6 +191,7 @@ class ReconciliationModel:
         return {
             "go": go,
             "cst": new_st,
+            "pep": ep,  # updateMemberEpoch: the previous epoch is the one before this update
             "ep": ITE(to_unrevoked, base_ep, E),
             "asg": lambda p: OR(kept(p), AND(NOT(to_unrevoked), pending(p), free(p))),
             "rev": lambda p: AND(to_unrevoked, revoke(p)),
@@ -216,7 +226,7 @@ class ReconciliationModel:
         new_pnd = lambda p: ITE(new_target, t_pnd(p), AND(N(p), NOT(free(p))))  # noqa: E731
         new_ep = ITE(new_target, ITE(any_r1, ep, E), tep)
         new_st = ITE(v.exists((P,), new_rev), _k(v, REVOKING), ITE(v.exists((P,), new_pnd), _k(v, ASSIGNING), _k(v, STABLE)))
-        return {"go": go, "cst": new_st, "ep": new_ep, "asg": new_asg, "rev": new_rev, "pnd": new_pnd,
+        return {"go": go, "cst": new_st, "ep": new_ep, "pep": ITE(AND(new_target, any_r1), s.pep(m), ep), "asg": new_asg, "rev": new_rev, "pnd": new_pnd,
                 "tep": ITE(new_target, E, tep)}
 
     def _partition_epochs(self, v: Any, s: State, m: Any, new: dict[str, Any]) -> Callable[[Any], Any]:
@@ -235,58 +245,99 @@ class ReconciliationModel:
     def _actions(self) -> tuple[Action, ...]:
         var = self.variant
 
+        def remove_record(v: Any, s: State, m: Any, u: dict[str, Callable[..., Any]]) -> None:
+            # The record goes (epoch -1, a timeout, or replaced by a rejoin): its partition epochs are
+            # released and its target removed.
+            u["pe"] = lambda p: ITE(AND(s.inm(m), self.held(s, m, p)), _k(v, FREE), s.pe(p))
+            for name in ("asg", "rev", "pnd", "tgt"):
+                u[name] = _member_row(v, m, lambda p: False, getattr(s, name))
+            for name, value in (("ep", 0), ("pep", -1), ("cst", STABLE), ("tep", 0)):
+                u[name] = _member(v, m, value, getattr(s, name))
+
+        def client_out(v: Any, s: State, m: Any, u: dict[str, Callable[..., Any]]) -> None:
+            # The client drops every partition (revoked before leaving, lost when fenced or timed out).
+            u["cin"] = _member(v, m, False, s.cin)
+            u["cep"] = _member(v, m, 0, s.cep)
+            u["own"] = _member_row(v, m, lambda p: False, s.own)
+
         def join(v: Any, s: State, m: Any) -> Effect:
-            # ConsumerGroupHeartbeat at epoch 0: a new record, nothing assigned; the group epoch bump
-            # and the new target are the NewTarget step the coordinator takes next.
-            u = {"inm": _member(v, m, True, s.inm), "ep": _member(v, m, 0, s.ep), "cst": _member(v, m, STABLE, s.cst),
-                 "tep": _member(v, m, 0, s.tep)}
-            return Effect(NOT(s.inm(m)), u)
+            # ConsumerGroupHeartbeat at epoch 0 with nothing owned: a new record (replacing one the
+            # coordinator still holds for a fenced client), nothing assigned; the group epoch bump and
+            # the new target are the NewTarget step the coordinator takes next.
+            u: dict[str, Callable[..., Any]] = {}
+            remove_record(v, s, m, u)
+            u["inm"] = _member(v, m, True, s.inm)
+            u["cin"] = _member(v, m, True, s.cin)
+            u["cep"] = _member(v, m, 0, s.cep)
+            return Effect(NOT(s.cin(m)), u)
 
         def new_target(v: Any, s: State, c: State) -> Effect:
             return Effect(True, {"E": lambda: s.E() + 1, "tgt": lambda x, p: c.a(x, p)}, self.contract(v, s, c))
 
-        def heartbeat(v: Any, s: State, m: Any) -> Effect:
+        def heartbeat(v: Any, s: State, m: Any, c: State | None = None) -> Effect:
+            # Member epoch validation: the current epoch, or the previous one when what the client holds
+            # is a subset of the assigned partitions (the response that bumped it may have been lost).
+            valid = OR(s.cep(m) == s.ep(m), AND(s.cep(m) == s.pep(m), v.forall((P,), lambda p: IMP(s.own(m, p), s.asg(m, p)))))
             new = self._today(v, s, m) if var.builder == "today" else self._2024(v, s, m)
-            go = new["go"]
+            go = AND(valid, new["go"])
             pe1 = self._partition_epochs(v, s, m, new)
+            asg1 = lambda p: ITE(go, new["asg"](p), s.asg(m, p))  # noqa: E731
+            ep1 = ITE(go, new["ep"], s.ep(m))
             u: dict[str, Callable[..., Any]] = {
                 "cst": _member(v, m, ITE(go, new["cst"], s.cst(m)), s.cst),
-                "ep": _member(v, m, ITE(go, new["ep"], s.ep(m)), s.ep),
-                "asg": _member_row(v, m, lambda p: ITE(go, new["asg"](p), s.asg(m, p)), s.asg),
+                "ep": _member(v, m, ep1, s.ep),
+                "pep": _member(v, m, ITE(go, new["pep"], s.pep(m)), s.pep),
+                "asg": _member_row(v, m, asg1, s.asg),
                 "rev": _member_row(v, m, lambda p: ITE(go, new["rev"](p), s.rev(m, p)), s.rev),
                 "pe": lambda p: ITE(go, pe1(p), s.pe(p)),
             }
             if var.builder == "2024":
                 u["pnd"] = _member_row(v, m, lambda p: ITE(go, new["pnd"](p), s.pnd(m, p)), s.pnd)
                 u["tep"] = _member(v, m, ITE(go, new["tep"], s.tep(m)), s.tep)
+            # The response: FENCED_MEMBER_EPOCH (the client drops everything and must rejoin), lost
+            # (the client learns nothing), or the record's epoch and assignment.
+            delivered = AND(valid, NOT(c.lost())) if c is not None else valid
+            u["cin"] = _member(v, m, valid, s.cin)
+            u["cep"] = _member(v, m, ITE(valid, ITE(delivered, ep1, s.cep(m)), 0), s.cep)
             if var.atomic_client:
-                u["own"] = _member_row(v, m, lambda p: ITE(go, new["asg"](p), s.asg(m, p)), s.own)
-            return Effect(s.inm(m), u)
+                u["own"] = _member_row(v, m, lambda p: AND(valid, ITE(delivered, asg1(p), s.own(m, p))), s.own)
+            else:
+                u["own"] = _member_row(v, m, lambda p: AND(valid, s.own(m, p)), s.own)
+            return Effect(s.cin(m), u)
 
         def revoke(v: Any, s: State, m: Any) -> Effect:
-            return Effect(s.inm(m), {"own": _member_row(v, m, lambda p: AND(s.own(m, p), s.asg(m, p)), s.own)})
+            return Effect(s.cin(m), {"own": _member_row(v, m, lambda p: AND(s.own(m, p), s.asg(m, p)), s.own)})
 
         def assign(v: Any, s: State, m: Any) -> Effect:
             done = v.forall((P,), lambda p: IMP(s.own(m, p), s.asg(m, p)))
-            return Effect(AND(s.inm(m), done), {"own": _member_row(v, m, lambda p: s.asg(m, p), s.own)})
+            return Effect(AND(s.cin(m), done), {"own": _member_row(v, m, lambda p: s.asg(m, p), s.own)})
 
         def leave(v: Any, s: State, m: Any) -> Effect:
-            # epoch -1 (the client revoked everything first), or a timeout of a stalled member: the
-            # record is removed, its partition epochs released, its target removed.
-            u = {"inm": _member(v, m, False, s.inm), "ep": _member(v, m, 0, s.ep), "cst": _member(v, m, STABLE, s.cst),
-                 "tep": _member(v, m, 0, s.tep),
-                 "pe": lambda p: ITE(self.held(s, m, p), _k(v, FREE), s.pe(p))}
-            for name in ("asg", "rev", "pnd", "own", "tgt"):
-                u[name] = _member_row(v, m, lambda p: False, getattr(s, name))
+            # The client revokes everything and sends epoch -1 (without lost responses, also a timeout
+            # of a stalled member: the same step).
+            u: dict[str, Callable[..., Any]] = {"inm": _member(v, m, False, s.inm)}
+            remove_record(v, s, m, u)
+            client_out(v, s, m, u)
+            return Effect(s.cin(m), u)
+
+        def expire(v: Any, s: State, m: Any) -> Effect:
+            # Session or rebalance timeout: only while the client is stalled (it consumes nothing, and
+            # learns it was removed before it consumes again), or after it was fenced.
+            u: dict[str, Callable[..., Any]] = {"inm": _member(v, m, False, s.inm)}
+            remove_record(v, s, m, u)
+            client_out(v, s, m, u)
             return Effect(s.inm(m), u)
 
         acts = [
             Action("Join", (M,), join, environment=True, doc="a member joins with epoch 0"),
             Action("NewTarget", (), new_target, uses_choice=True, environment=True,
                    doc="the group epoch is bumped and the assignor computes a new target"),
-            Action("Heartbeat", (M,), heartbeat, doc="the member's heartbeat, reporting what its client holds"),
-            Action("Leave", (M,), leave, environment=True, doc="the member leaves (epoch -1) or times out while stalled"),
+            Action("Heartbeat", (M,), heartbeat, uses_choice=var.lossy,
+                   doc="the member's heartbeat, reporting what its client holds"),
+            Action("Leave", (M,), leave, environment=True, doc="the member leaves (epoch -1)"),
         ]
+        if var.lossy:
+            acts.append(Action("Expire", (M,), expire, environment=True, doc="a timeout removes a stalled or fenced member"))
         if not var.atomic_client:
             acts.append(Action("Revoke", (M,), revoke, doc="the client stops consuming partitions no longer assigned"))
             acts.append(Action("Assign", (M,), assign, doc="the client, done revoking, takes its assigned partitions"))

@@ -23,12 +23,12 @@ from .export import history_document
 from .lemmas import lemmas_for
 from .model import STATE, ReconciliationModel, Variant
 
-__all__ = ["STATEMENTS", "VARIANTS", "SEARCH_SIZES", "non_vacuous", "CONVERGENCE_ROUNDS"]
+__all__ = ["STATEMENTS", "VARIANTS", "CLIENTS", "SEARCH_SIZES", "non_vacuous", "CONVERGENCE_ROUNDS"]
 
 #: Where KAFKA-16147 is searched: two members for two owners, one partition suffices.
 SEARCH_SIZES = {"M": 2, "P": 1}
 #: The lemma-free bounded check of the safe variants.
-BOUNDED_SIZES, BOUNDED_DEPTH = {"M": 2, "P": 2}, 12
+BOUNDED_SIZES, BOUNDED_DEPTH, BOUNDED_DEEP_DEPTH = {"M": 2, "P": 2}, 10, 14
 #: Rounds of heartbeats to converge, and the sizes it is checked at (default, --deep).
 CONVERGENCE_ROUNDS = 3
 CONVERGENCE_SIZES = ({"M": 2, "P": 2},)
@@ -40,6 +40,15 @@ VARIANTS: dict[str, Variant] = {
     "today-old-bookkeeping": Variant("today", "kafka-16147"),
     "kafka-16147": Variant("2024", "kafka-16147"),
 }
+
+
+def CLIENTS(variant: Variant) -> dict[str, Variant]:
+    """The three clients every theorem covers: ``lagging`` (revokes and takes partitions in its own time,
+    between heartbeats), ``atomic`` (applies each response within its heartbeat), ``lossy`` (atomic,
+    and a response may be lost: stale epochs, fencing, rejoining at epoch 0, timeouts of fenced members)."""
+    return {"lagging": variant.but(atomic_client=False, lossy=False),
+            "atomic": variant.but(atomic_client=True, lossy=False),
+            "lossy": variant.but(atomic_client=True, lossy=True)}
 
 
 def non_vacuous(variant: Variant) -> str:
@@ -59,16 +68,14 @@ def non_vacuous(variant: Variant) -> str:
 def _theorem(variant: Variant) -> Outcome:
     detail: dict[str, Any] = {"variant": variant.describe(), "property": "no-double-ownership", "clients": {}}
     failures = []
-    for atomic in (False, True):
-        var = variant.but(atomic_client=atomic)
+    for client, var in CLIENTS(variant).items():
         model = ReconciliationModel(var)
         lemmas = lemmas_for(var, model.no_double_ownership)
         r = induct(var, lemmas)
-        detail["clients"]["atomic" if atomic else "lagging"] = {
+        detail["clients"][client] = {
             "lemmas": [n for n, _ in lemmas], "actions": [a.name for a in model.actions],
             "queries": r.queries, "seconds": round(r.seconds, 2)}
-        failures += [{"client": "atomic" if atomic else "lagging", "action": a, "lemma": lem, "z3": z}
-                     for a, lem, z in r.failures]
+        failures += [{"client": client, "action": a, "lemma": lem, "z3": z} for a, lem, z in r.failures]
     detail["non_vacuous"] = non_vacuous(variant)
     if failures or detail["non_vacuous"] != "sat":
         detail["not_inductive"] = failures
@@ -99,16 +106,20 @@ def _kafka_16147(deep: bool, promise: Promise | None) -> Outcome:
 
 
 def _bounded(deep: bool, promise: Promise | None) -> Outcome:
-    """No run of up to BOUNDED_DEPTH steps at 2 x 2 breaks safety, without any lemma (lagging client)."""
-    detail: dict[str, Any] = {"sizes": dict(BOUNDED_SIZES), "depth": BOUNDED_DEPTH, "runs": {}}
+    """No run of up to BOUNDED_DEPTH steps at 2 x 2 breaks safety, without any lemma (the lagging client;
+    --deep: deeper, and the lossy client too)."""
+    depth = BOUNDED_DEEP_DEPTH if deep else BOUNDED_DEPTH
+    detail: dict[str, Any] = {"sizes": dict(BOUNDED_SIZES), "depth": depth, "runs": {}}
     size = f"{BOUNDED_SIZES['M']} members x {BOUNDED_SIZES['P']} partitions"
+    clients = ("lagging", "lossy") if deep else ("lagging",)
     for key in ("today", "pr-15212"):
-        r = bmc(VARIANTS[key], BOUNDED_SIZES, "no-double-ownership", BOUNDED_DEPTH, minimal=False)
-        detail["runs"][key] = {"violated": r.violated, "seconds": round(r.seconds, 2)}
-        if r.violated and r.run is not None:
-            detail["trace"] = r.run.describe()
-            return Outcome(COUNTEREXAMPLE, f"{size}: {key} broken", length=r.depth, detail=detail)
-    return Outcome(PROVED, f"{size}, every run of up to {BOUNDED_DEPTH} steps", detail=detail)
+        for client in clients:
+            r = bmc(CLIENTS(VARIANTS[key])[client], BOUNDED_SIZES, "no-double-ownership", depth, minimal=False)
+            detail["runs"][f"{key}/{client}"] = {"violated": r.violated, "seconds": round(r.seconds, 2)}
+            if r.violated and r.run is not None:
+                detail["trace"] = r.run.describe()
+                return Outcome(COUNTEREXAMPLE, f"{size}: {key} ({client} client) broken", length=r.depth, detail=detail)
+    return Outcome(PROVED, f"{size}, every run of up to {depth} steps", detail=detail)
 
 
 def _convergence(deep: bool, promise: Promise | None) -> Outcome:
@@ -154,7 +165,7 @@ STATEMENTS: tuple[Statement, ...] = (
           "before PR #15212, a partition pending revocation given back to its member loses its epoch and goes to a second member",
           _kafka_16147),
     _stmt("reconciliation.bounded",
-          f"at 2 members x 2 partitions, no run of up to {BOUNDED_DEPTH} steps breaks safety (no lemma used)",
+          f"at 2 members x 2 partitions, no run of up to {BOUNDED_DEPTH} steps (--deep: {BOUNDED_DEEP_DEPTH}) breaks safety (no lemma used)",
           _bounded),
     _stmt("reconciliation.convergence",
           f"once targets and membership stop changing, every member is STABLE at the group epoch within {CONVERGENCE_ROUNDS} heartbeat rounds",
