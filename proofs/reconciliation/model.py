@@ -1,4 +1,5 @@
-"""KIP-848 reconciliation (models/consumer-protocol.md) as a transition system, written once.
+"""KIP-848 reconciliation (Kafka's group coordinator: ``CurrentAssignmentBuilder``, the partition epochs of
+``ConsumerGroup``, the heartbeat of ``GroupMetadataManager``) as a transition system, written once.
 
 The model keeps what decides *who holds what* under the consumer protocol: the coordinator's
 target assignment and its epoch, each member's record (member epoch, state, assigned partitions,
@@ -29,12 +30,12 @@ member ids (one slot per process; a process that leaves and joins again reuses i
   one after the other, each only if it changed: a partition moving from pending revocation to
   assigned got its epoch from the first update and lost it in the second.
 
-**Assumptions** (proofs/README.md, B1-B3): a request is handled when it is sent and its response
-arrives (no loss, no reordering), so the client always has its record's latest epoch; the
-coordinator removes a member by a timeout (session, rebalance) only while the member is stalled,
-and a stalled member consumes nothing and drops its partitions before it consumes again (as A1 of
-the classic model); the client applies an assignment only between its heartbeats, revoking before
-it takes new partitions.
+**Assumptions** (proofs/README.md, B1-B4): a request is handled when it is sent (no reordering,
+no duplication); its response arrives, or with ``lossy`` may be lost; the coordinator removes a
+member by a timeout (session, rebalance) only while the member is stalled or fenced, and a stalled
+member consumes nothing and drops its partitions before it consumes again (as A1 of the classic
+model); the client applies an assignment only between its heartbeats, revoking before it takes
+new partitions.
 
 With ``atomic_client`` the client applies each response inside its heartbeat (it then holds
 exactly its assigned partitions): the runs a simulator replays as ``heartbeat`` events. Without

@@ -1,0 +1,259 @@
+"""KIP-848 reconciliation proofs (proofs/reconciliation/): safety holds, is not vacuous, and breaks
+where Kafka broke; KAFKA-16147's history replays on an independent reading of the rules."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import z3
+
+from stickyproof.cli import main
+from stickyproof.prove import load_proofs, prove, read_promises
+
+PROOFS = Path(__file__).resolve().parents[1] / "proofs"
+
+
+def _module(name: str):
+    load_proofs(PROOFS)
+    return importlib.import_module(f"stickyproof_proofs.{name}")
+
+
+def _one(name: str):
+    (record,) = prove([name], path=PROOFS).records
+    return record
+
+
+def _not_inductive(record) -> set[tuple[str, str]]:
+    return {(f["action"], f["lemma"]) for f in record.detail.get("not_inductive", [])}
+
+
+_RECORDS: dict = {}
+
+
+def _unpatched(name: str):
+    if name not in _RECORDS:
+        _RECORDS[name] = _one(name)
+    return _RECORDS[name]
+
+
+# ------------------------------------------------------------------------------------------
+# the theorems hold for every size, for every client, and not vacuously
+
+
+def test_reconciliation_safety_is_proved_for_every_size_and_every_client():
+    r = _unpatched("reconciliation.safe")
+    assert r.ok and r.verdict == "proved" and r.bound == "all group sizes, all run lengths"
+    assert set(r.detail["clients"]) == {"lagging", "atomic", "lossy"}
+    assert "Expire" in r.detail["clients"]["lossy"]["actions"]
+    assert "Assign" in r.detail["clients"]["lagging"]["actions"]
+    assert r.detail["non_vacuous"] == "sat"
+
+
+def test_invariant_admits_two_members_holding_different_partitions():
+    stmts = _module("reconciliation.statements")
+    for variant in stmts.VARIANTS.values():
+        for client in stmts.CLIENTS(variant).values():
+            assert stmts.non_vacuous(client) == "sat", client.describe()
+
+
+def test_invariant_admits_no_partition_held_twice():
+    """The converse of non-vacuity: the lemmas really exclude the bad state (``goal`` is one of them,
+    so this checks the lemma list is what the theorem assumes, not a tautology)."""
+    stmts = _module("reconciliation.statements")
+    lemmas = _module("reconciliation.lemmas")
+    logic = _module("logic")
+    state = _module("protocol.state")
+    model_mod = _module("reconciliation.model")
+    variant = stmts.VARIANTS["today"]
+    v = logic.Symbolic()
+    s = state.SymbolicState(v, model_mod.STATE, "w")
+    solver = z3.Solver()
+    goal_free = [fn for name, fn in lemmas.lemmas_for(variant, lambda v, s: True) if name != "goal"]
+    for fn in goal_free:
+        solver.add(logic.to_z3(fn(v, s)))
+    x, y, p = v.fresh("M", "x"), v.fresh("M", "y"), v.fresh("P", "p")
+    solver.add(x != y, s.own(x, p), s.own(y, p))
+    assert solver.check() == z3.unsat
+
+
+def test_the_2024_builder_with_pr_15212_is_safe():
+    r = _unpatched("reconciliation.pr-15212.safe")
+    assert r.ok and r.verdict == "proved"
+
+
+def test_todays_builder_is_safe_even_with_the_old_bookkeeping():
+    r = _unpatched("reconciliation.today.old-bookkeeping.safe")
+    assert r.ok and r.verdict == "proved"
+
+
+# ------------------------------------------------------------------------------------------
+# weakened models must fail
+
+
+def test_old_bookkeeping_breaks_the_2024_theorem_at_the_partition_epoch(monkeypatch):
+    stmts = _module("reconciliation.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "pr-15212", stmts.VARIANTS["pr-15212"].but(bookkeeping="kafka-16147"))
+    r = _one("reconciliation.pr-15212.safe")
+    assert not r.ok and r.verdict == "unknown"
+    assert _not_inductive(r) == {("Heartbeat", "listed-has-epoch")}
+
+
+def test_a_builder_that_ignores_partition_epochs_is_unsafe(monkeypatch):
+    model = _module("reconciliation.model")
+    state = _module("protocol.state")
+    engine = _module("reconciliation.engine")
+    original = model.ReconciliationModel._today
+
+    def blind(self, v, s, m):  # every partition looks released
+        free = model._k(v, model.FREE)
+        return original(self, v, state.State(lambda name, idx: free if name == "pe" else s.read(name, idx)), m)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_today", blind)
+    r = _one("reconciliation.safe")
+    assert not r.ok and ("Heartbeat", "listed-once") in _not_inductive(r)
+    found = engine.bmc(model.Variant(atomic_client=True), {"M": 2, "P": 1}, "no-double-ownership", 8)
+    assert found.violated and found.run is not None
+
+
+def test_fixed_bookkeeping_has_no_kafka_16147_counterexample(monkeypatch):
+    stmts = _module("reconciliation.statements")
+    monkeypatch.setitem(stmts.VARIANTS, "kafka-16147", stmts.VARIANTS["kafka-16147"].but(bookkeeping="fixed"))
+    r = _one("reconciliation.kafka-16147")
+    assert not r.ok and r.verdict == "unknown" and not _not_inductive(r)
+
+
+# ------------------------------------------------------------------------------------------
+# KAFKA-16147: the shortest run, and its history
+
+
+def test_kafka_16147_is_a_counterexample_of_its_promised_length():
+    r = _unpatched("reconciliation.kafka-16147")
+    promise = read_promises(PROOFS)["reconciliation.kafka-16147"]
+    assert r.ok and r.verdict == "counterexample" and r.length == promise.length == 10
+    assert _not_inductive(r) == {("Heartbeat", "listed-has-epoch")}
+    history = r.detail["history"]
+    assert history["format"] == "stickyproof.kip848-history/1"
+    assert history["coordinator"] == {"builder": "2024", "bookkeeping": "kafka-16147"}
+    assert len(history["events"]) == 10
+    assert history["expect"] == {"monitor": "no-double-ownership", "after_step": 10, "partition": "t-0",
+                                 "members": ["c1", "c2"]}
+
+
+def _replay(history: dict, bookkeeping: str) -> list[dict]:
+    """The events of ``history`` run on January 2024's rules, written here from Kafka's
+    CurrentAssignmentBuilder and ConsumerGroup (not from the model): the states after each event."""
+    E, target, records, holds, pe = 0, {}, {}, {}, {}
+    out = []
+    for ev in history["events"]:
+        m = ev.get("member")
+        if ev["event"] == "join":
+            records[m] = {"ep": 0, "asg": set(), "rev": set(), "pnd": set(), "tep": 0}
+            holds[m] = set()
+        elif ev["event"] == "leave":
+            old = records.pop(m)
+            for p in old["asg"] | old["rev"]:
+                pe.pop(p, None)
+            holds.pop(m)
+            target.pop(m, None)
+        elif ev["event"] == "new-target":
+            assert ev["epoch"] == E + 1
+            E = ev["epoch"]
+            target = {k: set(v) for k, v in ev["assignment"].items()}
+        else:
+            old = records[m]
+            new = dict(old, asg=set(old["asg"]), rev=set(old["rev"]), pnd=set(old["pnd"]))
+            tgt = target.get(m, set())
+            free = lambda ps: {p for p in ps if p not in pe}  # noqa: E731
+            if old["tep"] != E:
+                both = old["asg"] | old["rev"]
+                keep, revoke, pending = both & tgt, both - tgt, tgt - both
+                if revoke:
+                    new.update(asg=keep, rev=revoke, pnd=pending, tep=E)
+                else:
+                    new.update(asg=keep | free(pending), rev=set(), pnd=pending - free(pending), ep=E, tep=E)
+            elif old["rev"] and holds[m] <= old["asg"] or not old["rev"] and free(old["pnd"]):
+                got = free(old["pnd"])
+                new.update(asg=old["asg"] | got, rev=set(), pnd=old["pnd"] - got, ep=old["tep"])
+            if bookkeeping == "fixed":
+                for p in old["asg"] | old["rev"]:
+                    pe.pop(p, None)
+                for p in new["asg"] | new["rev"]:
+                    pe[p] = new["ep"]
+            else:
+                for key in ("asg", "rev"):
+                    if old[key] != new[key]:
+                        for p in old[key]:
+                            pe.pop(p, None)
+                        for p in new[key]:
+                            pe[p] = new["ep"]
+            records[m] = new
+            holds[m] = set(new["asg"])
+        out.append({"group_epoch": E, "partition_epochs": {f"t-{i}": pe.get(f"t-{i}", -1) for i in range(history["partitions"])},
+                    "members": {k: {"state": "REVOKING" if r["rev"] else "ASSIGNING" if r["pnd"] else "STABLE",
+                                    "epoch": r["ep"], "assigned": sorted(r["asg"]), "pending_revocation": sorted(r["rev"]),
+                                    "holds": sorted(holds[k])} for k, r in records.items()}})
+    return out
+
+
+def _doubled(state: dict) -> list[str]:
+    seen: dict[str, int] = {}
+    for member in state["members"].values():
+        for p in member["holds"]:
+            seen[p] = seen.get(p, 0) + 1
+    return [p for p, n in seen.items() if n > 1]
+
+
+def test_kafka_16147_history_replays_step_by_step_on_the_rules():
+    history = _unpatched("reconciliation.kafka-16147").detail["history"]
+    replayed = _replay(history, "kafka-16147")
+    for step, (mine, theirs) in enumerate(zip(replayed, history["states"]), start=1):
+        assert mine == theirs, f"step {step}: {history['events'][step - 1]}"
+    assert _doubled(replayed[-1]) == ["t-0"] and not any(_doubled(s) for s in replayed[:-1])
+
+
+def test_kafka_16147_history_is_safe_with_the_fixed_bookkeeping():
+    history = _unpatched("reconciliation.kafka-16147").detail["history"]
+    replayed = _replay(history, "fixed")
+    assert not any(_doubled(s) for s in replayed)
+    assert replayed[-1]["members"]["c2"]["holds"] == []  # t-0 stays unreleased: c2 waits for it
+
+
+def test_cli_json_carries_the_history(capsys):
+    assert main(["prove", "reconciliation.kafka-16147", "--json", "--proofs", str(PROOFS)]) == 0
+    doc = json.loads(capsys.readouterr()[0])
+    (record,) = doc["statements"]
+    assert record["ok"] and record["detail"]["history"]["events"][0] == {"step": 1, "event": "join", "member": "c1"}
+
+
+# ------------------------------------------------------------------------------------------
+# bounded check and convergence
+
+
+def test_bounded_search_finds_no_run_breaking_safety():
+    r = _unpatched("reconciliation.bounded")
+    assert r.ok and r.verdict == "proved"
+    assert not any(run["violated"] for run in r.detail["runs"].values())
+
+
+def test_convergence_takes_three_rounds_and_not_two():
+    r = _unpatched("reconciliation.convergence")
+    assert r.ok and r.verdict == "proved"
+    assert r.detail["sizes"] and all(size["holds"] and size["tight"] for size in r.detail["sizes"])
+
+
+def test_convergence_fails_when_a_member_ignores_released_partitions(monkeypatch):
+    """A builder that never hands out a pending partition never converges: the check can fail."""
+    model = _module("reconciliation.model")
+    conv = _module("reconciliation.convergence")
+    state = _module("protocol.state")
+    original = model.ReconciliationModel._today
+
+    def never_free(self, v, s, m):
+        held = model._k(v, 7)
+        return original(self, v, state.State(lambda name, idx: held if name == "pe" else s.read(name, idx)), m)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_today", never_free)
+    result = conv.check_rounds(model.Variant(atomic_client=True), {"M": 2, "P": 2}, 3)
+    assert not result.holds
