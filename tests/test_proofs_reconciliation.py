@@ -135,21 +135,55 @@ def test_kafka_16147_is_a_counterexample_of_its_promised_length():
     assert _not_inductive(r) == {("Heartbeat", "listed-has-epoch")}
     history = r.detail["history"]
     assert history["format"] == "stickyproof.kip848-history/1"
-    assert history["coordinator"] == {"builder": "2024", "bookkeeping": "kafka-16147"}
+    assert history["coordinator"] == {"builder": "2024", "bookkeeping": "kafka-16147", "kafka_19449_fix": False}
     assert len(history["events"]) == 10
     assert history["expect"] == {"monitor": "no-double-ownership", "after_step": 10, "partition": "t-0",
                                  "members": ["c1", "c2"]}
 
 
+def _heartbeat_2024(old: dict, owned: set, tgt: set, E: int, released) -> dict:
+    """January 2024's CurrentAssignmentBuilder.build, over sets."""
+    new = dict(old)
+    if old["tep"] != E:
+        both = old["asg"] | old["rev"]
+        keep, revoke, pending = both & tgt, both - tgt, tgt - both
+        take = {p for p in pending if released(p)}
+        if revoke:
+            new.update(asg=keep, rev=revoke, pnd=pending, tep=E)
+        else:
+            new.update(asg=keep | take, rev=set(), pnd=pending - take, ep=E, tep=E)
+    elif old["rev"] and owned <= old["asg"] or not old["rev"] and {p for p in old["pnd"] if released(p)}:
+        got = {p for p in old["pnd"] if released(p)}
+        new.update(asg=old["asg"] | got, rev=set(), pnd=old["pnd"] - got, ep=old["tep"])
+    new["state"] = "REVOKING" if new["rev"] else "ASSIGNING" if new["pnd"] else "STABLE"
+    return new
+
+
+def _heartbeat_today(old: dict, owned: set, tgt: set, E: int, released) -> dict:
+    """Today's CurrentAssignmentBuilder.build (with maybeReconcile's short cut), over sets."""
+    state, ep = old["state"], old["ep"]
+    if state == "STABLE" and ep == E or state == "UNREVOKED_PARTITIONS" and owned & old["rev"]:
+        return old
+    base = ep + 1 if state == "UNREVOKED_PARTITIONS" else ep
+    kept, revoke, pending = old["asg"] & tgt, old["asg"] - tgt, tgt - old["asg"]
+    take = {p for p in pending if released(p)}
+    waiting = bool(pending - take)
+    if revoke and owned & revoke:
+        return dict(old, state="UNREVOKED_PARTITIONS", ep=base, asg=kept, rev=revoke)
+    return dict(old, state="UNRELEASED_PARTITIONS" if waiting else "STABLE", ep=E, asg=kept | take, rev=set())
+
+
 def _replay(history: dict, bookkeeping: str) -> list[dict]:
-    """The events of ``history`` run on January 2024's rules, written here from Kafka's
+    """The events of ``history`` run on the coordinator rules it names, written here from Kafka's
     CurrentAssignmentBuilder and ConsumerGroup (not from the model): the states after each event."""
+    rules = history["coordinator"]
+    step = _heartbeat_2024 if rules["builder"] == "2024" else _heartbeat_today
     E, target, records, holds, pe = 0, {}, {}, {}, {}
     out = []
     for ev in history["events"]:
         m = ev.get("member")
         if ev["event"] == "join":
-            records[m] = {"ep": 0, "asg": set(), "rev": set(), "pnd": set(), "tep": 0}
+            records[m] = {"state": "STABLE", "ep": 0, "asg": set(), "rev": set(), "pnd": set(), "tep": 0}
             holds[m] = set()
         elif ev["event"] == "leave":
             old = records.pop(m)
@@ -163,25 +197,14 @@ def _replay(history: dict, bookkeeping: str) -> list[dict]:
             target = {k: set(v) for k, v in ev["assignment"].items()}
         else:
             old = records[m]
-            new = dict(old, asg=set(old["asg"]), rev=set(old["rev"]), pnd=set(old["pnd"]))
-            tgt = target.get(m, set())
-            free = lambda ps: {p for p in ps if p not in pe}  # noqa: E731
-            if old["tep"] != E:
-                both = old["asg"] | old["rev"]
-                keep, revoke, pending = both & tgt, both - tgt, tgt - both
-                if revoke:
-                    new.update(asg=keep, rev=revoke, pnd=pending, tep=E)
-                else:
-                    new.update(asg=keep | free(pending), rev=set(), pnd=pending - free(pending), ep=E, tep=E)
-            elif old["rev"] and holds[m] <= old["asg"] or not old["rev"] and free(old["pnd"]):
-                got = free(old["pnd"])
-                new.update(asg=old["asg"] | got, rev=set(), pnd=old["pnd"] - got, ep=old["tep"])
+            own_revoking = old["rev"] if rules["kafka_19449_fix"] else set()
+            new = step(old, holds[m], target.get(m, set()), E, lambda p: p not in pe or p in own_revoking)
             if bookkeeping == "fixed":
                 for p in old["asg"] | old["rev"]:
                     pe.pop(p, None)
                 for p in new["asg"] | new["rev"]:
                     pe[p] = new["ep"]
-            else:
+            else:  # before PR #15212: each set on its own, when it changed
                 for key in ("asg", "rev"):
                     if old[key] != new[key]:
                         for p in old[key]:
@@ -191,9 +214,9 @@ def _replay(history: dict, bookkeeping: str) -> list[dict]:
             records[m] = new
             holds[m] = set(new["asg"])
         out.append({"group_epoch": E, "partition_epochs": {f"t-{i}": pe.get(f"t-{i}", -1) for i in range(history["partitions"])},
-                    "members": {k: {"state": "REVOKING" if r["rev"] else "ASSIGNING" if r["pnd"] else "STABLE",
-                                    "epoch": r["ep"], "assigned": sorted(r["asg"]), "pending_revocation": sorted(r["rev"]),
-                                    "holds": sorted(holds[k])} for k, r in records.items()}})
+                    "members": {k: {"state": r["state"], "epoch": r["ep"], "assigned": sorted(r["asg"]),
+                                    "pending_revocation": sorted(r["rev"]), "holds": sorted(holds[k])}
+                                for k, r in records.items()}})
     return out
 
 
@@ -217,7 +240,29 @@ def test_kafka_16147_history_is_safe_with_the_fixed_bookkeeping():
     history = _unpatched("reconciliation.kafka-16147").detail["history"]
     replayed = _replay(history, "fixed")
     assert not any(_doubled(s) for s in replayed)
-    assert replayed[-1]["members"]["c2"]["holds"] == []  # t-0 stays unreleased: c2 waits for it
+    assert replayed != history["states"]  # the fixed bookkeeping keeps t-0's epoch where the old one lost it
+
+
+def test_kafka_19449_fix_is_safe_on_the_fixed_bookkeeping():
+    r = _unpatched("reconciliation.kafka-19449-fix.safe")
+    assert r.ok and r.verdict == "proved" and r.detail["non_vacuous"] == "sat"
+
+
+def test_kafka_19449_fix_on_the_old_bookkeeping_reopens_kafka_16147():
+    r = _unpatched("reconciliation.kafka-19449-fix.old-bookkeeping")
+    promise = read_promises(PROOFS)["reconciliation.kafka-19449-fix.old-bookkeeping"]
+    assert r.ok and r.verdict == "counterexample" and r.length == promise.length
+    assert _not_inductive(r) == {("Heartbeat", "listed-has-epoch")}
+    history = r.detail["history"]
+    assert history["coordinator"] == {"builder": "today", "bookkeeping": "kafka-16147", "kafka_19449_fix": True}
+    replayed = _replay(history, "kafka-16147")
+    for step, (mine, theirs) in enumerate(zip(replayed, history["states"]), start=1):
+        assert mine == theirs, f"step {step}: {history['events'][step - 1]}"
+    assert _doubled(replayed[-1]) == ["t-0"]
+    assert not any(_doubled(s) for s in _replay(history, "fixed"))
+    # without the fix, today's builder keeps the revoked partition's epoch until it is released
+    unfixed = dict(history, coordinator=dict(history["coordinator"], kafka_19449_fix=False))
+    assert not any(_doubled(s) for s in _replay(unfixed, "kafka-16147"))
 
 
 def test_cli_json_carries_the_history(capsys):

@@ -3,7 +3,8 @@
 The document (``history_document``) is plain JSON, format ``stickyproof.kip848-history/1``:
 
 * ``coordinator``: the variant (``builder``: ``today`` / ``2024``; ``bookkeeping``: ``fixed`` /
-  ``kafka-16147``): which coordinator release the run needs to go wrong.
+  ``kafka-16147``; ``kafka_19449_fix``: a partition the member itself revokes counts as released):
+  which coordinator rules the run needs to go wrong.
 * ``members``, ``topic``, ``partitions``: the group (members named ``c1``, ``c2``, ... in the order
   they first act in the run; partition ``t-<i>`` is the model's i-th partition).
 * ``events``: the run, one event per model step, in order; ``step`` numbers them from 1:
@@ -90,7 +91,8 @@ def history_document(run: Run, statement: str) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "source": f"proofs/reconciliation ({statement})",
-        "coordinator": {"builder": run.variant.builder, "bookkeeping": run.variant.bookkeeping},
+        "coordinator": {"builder": run.variant.builder, "bookkeeping": run.variant.bookkeeping,
+                        "kafka_19449_fix": run.variant.kafka_19449_fix},
         "topic": "t",
         "partitions": run.sizes["P"],
         "members": [names[m] for m in order],

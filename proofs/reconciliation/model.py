@@ -16,8 +16,8 @@ member ids (one slot per process; a process that leaves and joins again reuses i
   heartbeat no longer reports a partition pending revocation, and then moves to its epoch + 1;
   ``computeNextAssignment`` keeps ``assigned ∩ target``, asks to revoke ``assigned − target`` (only
   if the member still reports one of them), and hands out ``target − assigned`` only where the
-  partition epoch is -1 (released). A partition still held by the member itself counts as not
-  released (the behaviour before KAFKA-19449's fix: slower, not less safe).
+  partition epoch is -1 (released). A partition the member itself is revoking counts as not
+  released, as before KAFKA-19449's fix; ``kafka_19449_fix`` counts it as released (PR #20781).
 * ``builder="2024"``: the builder of January 2024 (states STABLE, REVOKING, ASSIGNING, a stored
   pending assignment and target member epoch). On a new target it keeps ``(assigned ∪ revoking) ∩
   target``: a partition pending revocation can be given back to the same member. Leaving REVOKING
@@ -93,25 +93,28 @@ CHOICES: tuple[Var, ...] = (Var("a", (M, P), "bool", False, "the new target assi
 class Variant:
     """``builder``: ``today`` or ``2024``; ``bookkeeping``: ``fixed`` or ``kafka-16147``;
     ``atomic_client``: the client applies each response within its heartbeat; ``lossy``: a response
-    may be lost (then the member epoch validation, fencing and the timeout of a fenced member matter)."""
+    may be lost (then the member epoch validation, fencing and the timeout of a fenced member matter);
+    ``kafka_19449_fix``: a partition the member itself is revoking counts as released (PR #20781)."""
 
     builder: str = "today"
     bookkeeping: str = "fixed"
     atomic_client: bool = False
     lossy: bool = False
+    kafka_19449_fix: bool = False
 
     def __post_init__(self) -> None:
         assert self.builder in ("today", "2024"), self.builder
         assert self.bookkeeping in ("fixed", "kafka-16147"), self.bookkeeping
         assert self.atomic_client or not self.lossy, "lost responses are modelled for the atomic client only"
+        assert self.builder == "today" or not self.kafka_19449_fix, "KAFKA-19449's fix is to today's builder"
 
     def describe(self) -> str:
         return (f"builder={self.builder}, bookkeeping={self.bookkeeping}" + (", atomic client" if self.atomic_client else "")
-                + (", lost responses" if self.lossy else ""))
+                + (", lost responses" if self.lossy else "") + (", KAFKA-19449 fix" if self.kafka_19449_fix else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"builder": self.builder, "bookkeeping": self.bookkeeping, "atomic_client": self.atomic_client,
-                "lossy": self.lossy}
+                "lossy": self.lossy, "kafka_19449_fix": self.kafka_19449_fix}
 
     def but(self, **changes: Any) -> "Variant":
         return replace(self, **changes)
@@ -176,7 +179,10 @@ class ReconciliationModel:
         T = lambda p: s.tgt(m, p)  # noqa: E731
         A = lambda p: s.asg(m, p)  # noqa: E731
         O = lambda p: s.own(m, p)  # noqa: E731
-        free = lambda p: s.pe(p) == FREE  # noqa: E731
+        if self.variant.kafka_19449_fix:  # PR #20781: the member's own pending revocation is not "another owner"
+            free = lambda p: OR(s.pe(p) == FREE, s.rev(m, p))  # noqa: E731
+        else:
+            free = lambda p: s.pe(p) == FREE  # noqa: E731
         st, ep, E = s.cst(m), s.ep(m), s.E()
         still_revoking = v.exists((P,), lambda p: AND(O(p), s.rev(m, p)))
         from_unrevoked = AND(st == UNREVOKED, NOT(still_revoking))
