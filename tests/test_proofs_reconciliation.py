@@ -88,6 +88,32 @@ def test_todays_builder_is_safe_even_with_the_old_bookkeeping():
     assert r.ok and r.verdict == "proved"
 
 
+def test_safety_does_not_rest_on_the_member_epoch_validation(monkeypatch):
+    """proofs/README.md (T6): with every epoch accepted the lossy client is still safe."""
+    model = _module("reconciliation.model")
+    state = _module("protocol.state")
+    engine = _module("reconciliation.engine")
+    lemmas = _module("reconciliation.lemmas")
+    original = model.ReconciliationModel._actions
+
+    def accept_every_epoch(self):
+        out = []
+        for action in original(self):
+            if action.name == "Heartbeat":
+                def build(v, s, m, c=None, inner=action.build):
+                    current = state.State(lambda name, idx: s.read("ep", idx) if name == "cep" else s.read(name, idx))
+                    return inner(v, current, m, c) if c is not None else inner(v, current, m)
+                action = model.Action(action.name, action.params, build, action.uses_choice, action.environment, action.doc)
+            out.append(action)
+        return tuple(out)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_actions", accept_every_epoch)
+    variant = model.Variant("today", "fixed", atomic_client=True, lossy=True)
+    assert model.ReconciliationModel(variant).action("Heartbeat").build.__name__ == "build"
+    result = engine.induct(variant, lemmas.lemmas_for(variant, model.ReconciliationModel(variant).no_double_ownership))
+    assert result.proved, result.failures
+
+
 # ------------------------------------------------------------------------------------------
 # weakened models must fail
 
