@@ -328,3 +328,107 @@ def test_convergence_fails_when_a_member_ignores_released_partitions(monkeypatch
     monkeypatch.setattr(model.ReconciliationModel, "_today", never_free)
     result = conv.check_rounds(model.Variant(atomic_client=True), {"M": 2, "P": 2}, 3)
     assert not result.holds
+
+
+# ------------------------------------------------------------------------------------------
+# state-based trace validation: a history is (or is not) a run of the model
+
+
+def test_exported_histories_are_runs_of_their_model():
+    validate = _module("reconciliation.validate")
+    for name in ("reconciliation.kafka-16147", "reconciliation.kafka-19449-fix.old-bookkeeping"):
+        history = _unpatched(name).detail["history"]
+        verdict = validate.validate(history)
+        assert verdict.ok and verdict.steps == len(history["events"]), (name, verdict)
+
+
+def test_kafka_16147_history_is_not_a_run_of_the_fixed_coordinator():
+    validate = _module("reconciliation.validate")
+    model = _module("reconciliation.model")
+    history = _unpatched("reconciliation.kafka-16147").detail["history"]
+    verdict = validate.validate(history, model.Variant("2024", "fixed", atomic_client=True))
+    assert not verdict.ok and any(m.startswith("partition_epochs[t-0]: history -1") for m in verdict.mismatches)
+
+
+def test_a_history_with_a_changed_state_or_a_missing_event_is_rejected_at_that_step():
+    validate = _module("reconciliation.validate")
+    history = _unpatched("reconciliation.kafka-16147").detail["history"]
+    edited = json.loads(json.dumps(history))
+    member = next(iter(edited["states"][2]["members"]))
+    edited["states"][2]["members"][member]["epoch"] += 5
+    verdict = validate.validate(edited)
+    assert not verdict.ok and verdict.step == 3 and verdict.mismatches == [
+        f"{member}.epoch: history {history['states'][2]['members'][member]['epoch'] + 5}, "
+        f"model {history['states'][2]['members'][member]['epoch']}"]
+    heartbeat = next(i for i, e in enumerate(history["events"]) if e["event"] == "heartbeat")
+    dropped = json.loads(json.dumps(history))
+    del dropped["events"][heartbeat], dropped["states"][heartbeat]
+    assert validate.validate(dropped).step == heartbeat + 1
+
+
+def _state(epoch: int, pe: int, **members) -> dict:
+    return {"group_epoch": epoch, "partition_epochs": {"t-0": pe},
+            "members": {name: {"state": s, "epoch": e, "assigned": a, "pending_revocation": r, "holds": h}
+                        for name, (s, e, a, r, h) in members.items()}}
+
+
+# Written by hand from GroupMetadataManager's epoch validation and today's builder.
+_LOSSY = {
+    "format": "stickyproof.kip848-history/1", "coordinator": {"builder": "today", "bookkeeping": "fixed"},
+    "topic": "t", "partitions": 1, "members": ["c1"],
+    "events": [
+        {"step": 1, "event": "join", "member": "c1"},
+        {"step": 2, "event": "new-target", "epoch": 1, "assignment": {"c1": ["t-0"]}},
+        {"step": 3, "event": "heartbeat", "member": "c1", "lost_response": True},
+        # epoch 0 is the previous epoch and the client holds nothing: accepted, the answer arrives
+        {"step": 4, "event": "heartbeat", "member": "c1"},
+        {"step": 5, "event": "new-target", "epoch": 2, "assignment": {"c1": []}},
+        {"step": 6, "event": "heartbeat", "member": "c1", "lost_response": True},
+        # the client still holds t-0: UNREVOKED_PARTITIONS stays, the answer tells it to revoke
+        {"step": 7, "event": "heartbeat", "member": "c1"},
+        {"step": 8, "event": "heartbeat", "member": "c1"},
+        {"step": 9, "event": "new-target", "epoch": 3, "assignment": {"c1": ["t-0"]}},
+        {"step": 10, "event": "heartbeat", "member": "c1", "lost_response": True},
+        {"step": 11, "event": "new-target", "epoch": 4, "assignment": {"c1": []}},
+        {"step": 12, "event": "heartbeat", "member": "c1", "lost_response": True},
+        # epoch 2 is neither 4 nor the previous 3: FENCED_MEMBER_EPOCH; the record stays
+        {"step": 13, "event": "heartbeat", "member": "c1"},
+        {"step": 14, "event": "join", "member": "c1"},
+    ],
+    "states": [
+        _state(0, -1, c1=("STABLE", 0, [], [], [])),
+        _state(1, -1, c1=("STABLE", 0, [], [], [])),
+        _state(1, 1, c1=("STABLE", 1, ["t-0"], [], [])),
+        _state(1, 1, c1=("STABLE", 1, ["t-0"], [], ["t-0"])),
+        _state(2, 1, c1=("STABLE", 1, ["t-0"], [], ["t-0"])),
+        _state(2, 1, c1=("UNREVOKED_PARTITIONS", 1, [], ["t-0"], ["t-0"])),
+        _state(2, 1, c1=("UNREVOKED_PARTITIONS", 1, [], ["t-0"], [])),
+        _state(2, -1, c1=("STABLE", 2, [], [], [])),
+        _state(3, -1, c1=("STABLE", 2, [], [], [])),
+        _state(3, 3, c1=("STABLE", 3, ["t-0"], [], [])),
+        _state(4, 3, c1=("STABLE", 3, ["t-0"], [], [])),
+        _state(4, -1, c1=("STABLE", 4, [], [], [])),
+        _state(4, -1, c1=("STABLE", 4, [], [], [])),
+        _state(4, -1, c1=("STABLE", 0, [], [], [])),
+    ],
+}
+
+
+def test_a_hand_written_lossy_history_is_a_run_of_the_model():
+    validate = _module("reconciliation.validate")
+    assert validate.variant_of(_LOSSY).lossy
+    verdict = validate.validate(_LOSSY)
+    assert verdict.ok, verdict
+
+
+def test_a_stale_epoch_accepted_is_rejected_by_the_model():
+    """At step 13 the client sends epoch 2 against 4 (previous 3): fenced, so a history in which it
+    got t-0 back there is not a run of the model; nor is a rejoin while the client is still in."""
+    validate = _module("reconciliation.validate")
+    accepted = json.loads(json.dumps(_LOSSY))
+    accepted["states"][12]["members"]["c1"]["holds"] = ["t-0"]
+    verdict = validate.validate(accepted)
+    assert not verdict.ok and verdict.step == 13
+    early = json.loads(json.dumps(_LOSSY))
+    early["events"].insert(3, {"step": 0, "event": "join", "member": "c1"})
+    assert validate.validate(early).reason == "join is not enabled here"

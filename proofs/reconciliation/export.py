@@ -21,6 +21,8 @@ The document (``history_document``) is plain JSON, format ``stickyproof.kip848-h
     the response (revokes what is no longer assigned, then takes what is newly assigned) before
     the next event.
   - ``{"event": "leave", "member": m}``: ``m`` revokes everything and leaves with epoch -1.
+  - a ``heartbeat`` with ``"lost_response": true`` (lossy runs only): the coordinator handled it, the
+    client never got the answer.
 * ``states``: after each step, what the coordinator and the clients hold (``group_epoch``,
   ``partition_epochs`` (-1: released) and per member in the group ``state``, ``epoch``,
   ``assigned``, ``pending_revocation``, ``holds``), for a step-by-step comparison.
@@ -73,6 +75,8 @@ def history_document(run: Run, statement: str) -> dict[str, Any]:
         event: dict[str, Any] = {"step": i + 1, "event": _EVENTS[step.action]}
         if step.args:
             event["member"] = names[step.args[0]]
+        if step.lost:
+            event["lost_response"] = True
         if step.target is not None:
             event["epoch"] = run.states[i + 1]["E"]
             event["assignment"] = {names[m]: _parts(step.target[m]) for m in order}
