@@ -30,6 +30,11 @@ member ids (one slot per process; a process that leaves and joins again reuses i
   one after the other, each only if it changed: a partition moving from pending revocation to
   assigned got its epoch from the first update and lost it in the second.
 
+* The heartbeat validates the member epoch as ``GroupMetadataManager`` does: the current epoch, or
+  the previous one when the partitions reported are a subset of the assigned ones; otherwise
+  FENCED_MEMBER_EPOCH, the client drops everything and rejoins at epoch 0 (the model then replaces
+  the record; Kafka's handling of that rejoin, KAFKA-19233, is not modelled).
+
 **Assumptions** (proofs/README.md, B1-B4): a request is handled when it is sent (no reordering,
 no duplication); its response arrives, or with ``lossy`` may be lost; the coordinator removes a
 member by a timeout (session, rebalance) only while the member is stalled or fenced, and a stalled
@@ -37,8 +42,9 @@ member consumes nothing and drops its partitions before it consumes again (as A1
 model); the client applies an assignment only between its heartbeats, revoking before it takes
 new partitions.
 
-With ``atomic_client`` the client applies each response inside its heartbeat (it then holds
-exactly its assigned partitions): the runs a simulator replays as ``heartbeat`` events. Without
+With ``atomic_client`` the client applies each response inside its heartbeat (unless the answer is
+lost, it then holds exactly its assigned partitions): the runs a simulator replays as ``heartbeat``
+events. Without
 it, revoking and assigning are separate client steps (``Revoke``, ``Assign``) that may lag behind
 any number of the member's heartbeats.
 """
