@@ -114,6 +114,12 @@ def test_safety_does_not_rest_on_the_member_epoch_validation(monkeypatch):
     assert result.proved, result.failures
 
 
+def test_member_epochs_are_monotone_and_move_only_after_revocation():
+    r = _unpatched("reconciliation.epochs")
+    assert r.ok and r.verdict == "proved"
+    assert len(r.detail["runs"]) == 6 and all(run["proved"] for run in r.detail["runs"].values())
+
+
 # ------------------------------------------------------------------------------------------
 # weakened models must fail
 
@@ -141,6 +147,23 @@ def test_a_builder_that_ignores_partition_epochs_is_unsafe(monkeypatch):
     assert not r.ok and ("Heartbeat", "listed-once") in _not_inductive(r)
     found = engine.bmc(model.Variant(atomic_client=True), {"M": 2, "P": 1}, "no-double-ownership", 8)
     assert found.violated and found.run is not None
+
+
+def test_a_coordinator_that_ignores_the_reported_partitions_breaks_safety_and_epochs(monkeypatch):
+    """Reading every member as holding nothing, the builder skips UNREVOKED_PARTITIONS and leaves it
+    while the client still holds what it must revoke: both T6 and the epoch statement fail."""
+    model = _module("reconciliation.model")
+    state = _module("protocol.state")
+    original = model.ReconciliationModel._today
+
+    def deaf(self, v, s, m):
+        return original(self, v, state.State(lambda name, idx: False if name == "own" else s.read(name, idx)), m)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_today", deaf)
+    assert not _one("reconciliation.safe").ok
+    epochs = _one("reconciliation.epochs")
+    assert not epochs.ok
+    assert {f.get("property") for f in epochs.detail["failures"]} >= {"epoch-moves-after-revocation"}
 
 
 def test_fixed_bookkeeping_has_no_kafka_16147_counterexample(monkeypatch):

@@ -23,8 +23,8 @@ import z3
 
 from ..logic import AND, IMP, NOT, OR, Concrete, to_z3
 from ..protocol.state import ConcreteState, State
-from .lemmas import lemmas_for
-from .model import FREE, STABLE, STATE, UNRELEASED, UNREVOKED, ReconciliationModel, Variant
+from .lemmas import epoch_lemmas, lemmas_for
+from .model import FREE, STABLE, STATE, ReconciliationModel, Variant
 
 __all__ = ["progress_lemmas", "converged", "check_rounds", "ConvergenceResult"]
 
@@ -32,15 +32,12 @@ M, P = "M", "P"
 
 
 def progress_lemmas() -> list[tuple[str, Any]]:
-    """Facts of every reachable state (today's builder, atomic client, no lost response) that convergence needs beyond
-    safety; ``engine.induct`` proves them inductive together with the safety lemmas."""
+    """Facts of every reachable state (today's builder, atomic client, no lost response) that convergence
+    needs beyond safety; ``engine.induct`` proves them inductive together with the safety lemmas."""
     def held(s: State, x: Any, p: Any) -> Any:
         return OR(s.asg(x, p), s.rev(x, p))
 
-    def at_target(s: State, x: Any, state: int) -> Any:
-        return AND(s.inm(x), s.cst(x) == state, s.ep(x) == s.E())
-
-    return [
+    return epoch_lemmas() + [
         # A partition epoch belongs to some member's record: nothing leaks, so every wait ends.
         ("epoch-has-holder", lambda v, s: v.forall((P,), lambda p: IMP(
             s.pe(p) != FREE, v.exists((M,), lambda x: AND(s.inm(x), held(s, x, p)))))),
@@ -48,14 +45,6 @@ def progress_lemmas() -> list[tuple[str, Any]]:
         # No response is lost: the client holds exactly its record's assignment, at its epoch.
         ("client-holds-assigned", lambda v, s: v.forall((M, P), lambda x, p: s.own(x, p) == s.asg(x, p))),
         ("client-current", lambda v, s: v.forall((M,), lambda x: IMP(s.inm(x), AND(s.cin(x), s.cep(x) == s.ep(x))))),
-        ("member-epoch-at-most-group-epoch", lambda v, s: v.forall((M,), lambda x: s.ep(x) <= s.E())),
-        # At the group epoch, STABLE means reconciled, and the other states keep only target partitions.
-        ("stable-at-epoch-holds-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
-            at_target(s, x, STABLE), s.asg(x, p) == s.tgt(x, p)))),
-        ("unrevoked-at-epoch-keeps-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
-            AND(at_target(s, x, UNREVOKED), s.asg(x, p)), s.tgt(x, p)))),
-        ("unreleased-at-epoch-keeps-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
-            AND(at_target(s, x, UNRELEASED), s.asg(x, p)), s.tgt(x, p)))),
     ]
 
 

@@ -16,7 +16,7 @@ from ..logic import AND, IMP, NOT, OR
 from ..protocol.state import State
 from .model import FREE, STABLE, UNRELEASED, UNREVOKED, Variant
 
-__all__ = ["lemmas_for", "Lemma"]
+__all__ = ["lemmas_for", "epoch_lemmas", "Lemma"]
 
 Lemma = tuple[str, Callable[[Any, State], Any]]
 M, P = "M", "P"
@@ -51,3 +51,21 @@ def lemmas_for(variant: Variant, goal: Callable[[Any, State], Any]) -> list[Lemm
             s.rev(x, p), s.cst(x) == UNREVOKED))))
     out.append(("goal", goal))
     return out
+
+
+def epoch_lemmas() -> list[Lemma]:
+    """Today's builder: member epochs stay at or below the group epoch, and a member at the group
+    epoch keeps only partitions of the target (STABLE there: exactly the target). Inductive with the
+    safety lemmas for every client; used for the epoch statements and for convergence."""
+    def at_target(s: State, x: Any, state: int) -> Any:
+        return AND(s.inm(x), s.cst(x) == state, s.ep(x) == s.E())
+
+    return [
+        ("member-epoch-at-most-group-epoch", lambda v, s: v.forall((M,), lambda x: s.ep(x) <= s.E())),
+        ("stable-at-epoch-holds-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
+            at_target(s, x, STABLE), s.asg(x, p) == s.tgt(x, p)))),
+        ("unrevoked-at-epoch-keeps-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
+            AND(at_target(s, x, UNREVOKED), s.asg(x, p)), s.tgt(x, p)))),
+        ("unreleased-at-epoch-keeps-target", lambda v, s: v.forall((M, P), lambda x, p: IMP(
+            AND(at_target(s, x, UNRELEASED), s.asg(x, p)), s.tgt(x, p)))),
+    ]

@@ -19,6 +19,7 @@ from ..outcome import COUNTEREXAMPLE, PROVED, UNKNOWN, Outcome, Promise, Stateme
 from ..protocol.state import SymbolicState
 from .convergence import check_rounds, progress_lemmas
 from .engine import bmc, induct
+from .epochs import STEP_PROPERTIES, check_epochs
 from .export import history_document
 from .lemmas import lemmas_for
 from .model import STATE, ReconciliationModel, Variant
@@ -108,6 +109,23 @@ def _counterexample(key: str, statement: str, deep: bool, promise: Promise | Non
     return Outcome(COUNTEREXAMPLE, f"{size}, shortest run: {r.run.length} steps", length=r.run.length, detail=detail)
 
 
+def _epochs(deep: bool, promise: Promise | None) -> Outcome:
+    """Member epochs monotone, and moved only after revocation: today's builder, with and without
+    KAFKA-19449's fix, every client."""
+    detail: dict[str, Any] = {"properties": list(STEP_PROPERTIES), "runs": {}}
+    failures = []
+    for key in ("today", "kafka-19449-fix"):
+        for client, var in CLIENTS(VARIANTS[key]).items():
+            r = check_epochs(var)
+            detail["runs"][f"{key}/{client}"] = {"proved": r.proved, "seconds": round(r.seconds, 2)}
+            failures += [{"variant": f"{key}/{client}", "action": a, "lemma": lem, "z3": z} for a, lem, z in r.invariant_failures]
+            failures += [{"variant": f"{key}/{client}", "property": name, "z3": z} for name, z in r.step_failures]
+    if failures:
+        detail["failures"] = failures
+        return Outcome(UNKNOWN, "a step property or its invariant failed", detail=detail)
+    return Outcome(PROVED, "all group sizes, all run lengths", detail=detail)
+
+
 def _bounded(deep: bool, promise: Promise | None) -> Outcome:
     """No run of up to BOUNDED_DEPTH steps at 2 x 2 breaks safety, without any lemma (the lagging client;
     --deep: deeper, and the lossy client too)."""
@@ -183,6 +201,9 @@ STATEMENTS: tuple[Statement, ...] = (
           "KAFKA-19449's fix on the bookkeeping before PR #15212 would reopen KAFKA-16147",
           lambda deep, promise: _counterexample("kafka-19449-fix-old-bookkeeping",
                                                 "reconciliation.kafka-19449-fix.old-bookkeeping", deep, promise)),
+    _stmt("reconciliation.epochs",
+          "member epochs never go down, and move only once the client holds none of the partitions it was asked to revoke",
+          _epochs),
     _stmt("reconciliation.bounded",
           f"at 2 members x 2 partitions, no run of up to {BOUNDED_DEPTH} steps (--deep: {BOUNDED_DEEP_DEPTH}) breaks safety (no lemma used)",
           _bounded),
