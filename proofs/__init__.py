@@ -1,4 +1,5 @@
-"""Z3 proofs of the models in models/: the group protocol, the constrained assignor, the optimisation model.
+"""Z3 proofs of the models in models/: the group protocol, KIP-848 reconciliation, the constrained assignor, the
+optimisation model.
 
 ``statements()`` lists every statement in the order proofs/README.md gives them; ``stickyproof
 prove`` (``stickyproof.prove``) runs them and compares each verdict with the README's promise.
@@ -19,5 +20,6 @@ def statements() -> tuple[Statement, ...]:
     from .optimal.statements import STATEMENTS as optimal
     from .protocol.spacer_statements import SPACER_STATEMENTS as spacer
     from .protocol.statements import STATEMENTS as protocol
+    from .reconciliation.statements import STATEMENTS as reconciliation
 
-    return tuple(protocol) + tuple(spacer) + tuple(constrained) + tuple(optimal)
+    return tuple(protocol) + tuple(spacer) + tuple(reconciliation) + tuple(constrained) + tuple(optimal)
