@@ -22,12 +22,14 @@ __all__ = [
     "ClassicMember",
     "ClassicGroup",
     "CLASSIC_STABLE",
+    "CLASSIC_EMPTY",
     "PREPARING_REBALANCE",
     "ILLEGAL_GENERATION",
     "REBALANCE_IN_PROGRESS",
 ]
 
 CLASSIC_STABLE = "Stable"
+CLASSIC_EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
 ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
 REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
@@ -132,7 +134,18 @@ class ClassicGroup:
         if self.members:
             self._prepare(now, f"{member_id} left")
             self._maybe_complete(now)
+        else:
+            self._empty()
         return True
+
+    def _empty(self) -> None:
+        """The last member gone: a rebalance under way completes with nobody (``initNextGeneration``
+        moves an empty group to Empty with the next generation)."""
+        if self.state != CLASSIC_EMPTY:
+            self.generation += 1
+        self.state = CLASSIC_EMPTY
+        self.leader = None
+        self.notes.append(f"the classic group is empty (generation {self.generation})")
 
     def expire(self, now: int) -> list[str]:
         """Session timeouts of members not waiting in the barrier, then the rebalance timeout: members
@@ -154,10 +167,14 @@ class ClassicGroup:
             if self.leader not in self.members:
                 self.leader = next(iter(self.members), None)
             self._maybe_complete(now)
+            if not self.members:
+                self._empty()
         return removed
 
     # ------------------------------------------------------------------------------------------
     def _prepare(self, now: int, reason: str) -> None:
+        if self.state == CLASSIC_EMPTY and not self.members:
+            return
         if self.state == PREPARING_REBALANCE:
             return
         self.state = PREPARING_REBALANCE

@@ -362,7 +362,7 @@ class MigrationSimulation(ConsumerSimulation):
         group = self._co.classic
         if group is None:
             return super()._unsettled()
-        if group.state != "Stable":
+        if group.state not in ("Stable", "Empty"):
             return f"the classic group is in {group.state}"
         for name in sorted(self.processes):
             p = self.processes[name]
@@ -379,7 +379,7 @@ class MigrationSimulation(ConsumerSimulation):
         super().tick()
         group = self._co.classic
         epoch = group.generation if group is not None else self._co.group_epoch
-        empty = not (group.members if group is not None else self._co.members)
+        empty = not (group.members if group is not None else self._co.members) or self._co.recreated_at == self.now
         monitors: MigrationMonitors = self.monitors  # type: ignore[assignment]
         before = len(monitors.pending)
         monitors.on_group_epoch(self.now, epoch, empty)

@@ -95,6 +95,7 @@ class MigrationCoordinator(ConsumerCoordinator):
         self.classic: ClassicGroup | None = None
         self.join_timer: dict[str, int] = {}
         self._joining: tuple[str, ...] | None = None
+        self.recreated_at = -1  # the last tick an empty group was deleted and another type created
 
     @property
     def group_type(self) -> str:
@@ -121,7 +122,7 @@ class MigrationCoordinator(ConsumerCoordinator):
                 self._upgrade(now, req.member_id)
             else:
                 self.notes.append("the empty classic group is deleted; a consumer group takes its place")
-                self.classic = None
+                self.classic, self.recreated_at = None, now
         return super().heartbeat(now, req)
 
     def _upgrade(self, now: int, by: str) -> None:
@@ -157,6 +158,7 @@ class MigrationCoordinator(ConsumerCoordinator):
         if self.classic is None and not self.members:
             self.notes.append("the empty consumer group is replaced by a classic group")
             self.start_classic(0, self._rebalance_protocol, [], now)
+            self.recreated_at = now
         if self.classic is not None:
             done = self.classic.join(now, member_id, topics, protocols, rack, owned, owned_generation)
             if done is None:
