@@ -33,7 +33,7 @@ from .migration_coordinator import (
     Conversion,
     MigrationCoordinator,
 )
-from .monitors import CONSUMER_MONITORS, ConsumerMonitors
+from .monitors import CONSUMER_MONITORS, CONVERGENCE_BOUND, ConsumerMonitors
 from .reconcile import MemberRecord
 from .releases import CoordinatorRelease
 from .simulator import (
@@ -60,11 +60,13 @@ __all__ = [
     "check_migration_release",
 ]
 
-#: Heartbeat rounds after the last disturbance by which a migrating group must be settled. While the
-#: group is classic a cooperative rebalance takes two JoinGroup barriers, each needing every member's
-#: next heartbeat (REBALANCE_IN_PROGRESS) and then its JoinGroup; see docs/consumer-protocol.md for the
-#: count. Measured, not proved: the tests hold every migration history in tests/ to it.
-MIGRATION_CONVERGENCE_BOUND = 5
+#: Heartbeat rounds after the last disturbance by which a migrating group must be settled: the consumer
+#: protocol's bound. A classic member in a consumer group reconciles like a consumer member (its
+#: JoinGroup and SyncGroup come in the same turn as the heartbeat that told it to rejoin, and a
+#: cooperative member's rejoin after revoking too). In a classic group every member hears of a
+#: rebalance at its next heartbeat, so the barrier completes within a tick of the disturbance, and a
+#: cooperative follow-up rebalance within the next. Measured, not proved (docs/consumer-protocol.md).
+MIGRATION_CONVERGENCE_BOUND = CONVERGENCE_BOUND
 
 MIGRATION_MONITORS: dict[str, str] = {
     **{k: v for k, v in CONSUMER_MONITORS.items() if k != "convergence"},
