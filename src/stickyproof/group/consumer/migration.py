@@ -412,6 +412,10 @@ class MigrationSimulation(ConsumerSimulation):
         return tuple(out)
 
 
+    def result(self, ended: str) -> ConsumerResult:
+        return replace(super().result(ended), migration_policy=self.policy)
+
+
 def check_migration_release(release: CoordinatorRelease, flag: str) -> None:
     """Online migration came with Kafka 3.8's coordinator; 3.7's early-access one refused classic
     members in a consumer group and consumer heartbeats to a classic group."""

@@ -85,6 +85,7 @@ class ConsumerResult:
     config: GroupConfig
     coordinator: str
     assignor: str
+    migration_policy: str | None = None  # a migration history's group.consumer.migration.policy
 
     @property
     def ok(self) -> bool:
@@ -111,6 +112,7 @@ class ConsumerResult:
             "ended": self.ended,
             "coordinator": self.coordinator,
             "assignor": self.assignor,
+            **({"migration_policy": self.migration_policy} if self.migration_policy is not None else {}),
             "config": {f: getattr(self.config, f) for f in self.config.__dataclass_fields__},
             "monitors": [v.to_dict() for v in self.verdicts],
             "steps": [s.to_dict() for s in self.steps],
