@@ -60,9 +60,10 @@ def test_every_migration_history_holds_its_expectation():
         doc = json.loads(path.read_text())
         assert is_migration_document(doc), path.name
         result = run(doc)
-        expect = doc.get("expect", {"ok": True})
+        expect = doc["expect"]
         assert result.ok == expect["ok"], (path.name, result.failed)
-        assert result.settled, path.name
+        assert result.settled and expect.get("settled_at", result.ticks) == result.ticks, path.name
+        assert expect["what"], path.name
 
 
 def test_the_group_is_classic_then_consumer_then_classic_again():
