@@ -164,7 +164,7 @@ class MigrationSimulation(ConsumerSimulation):
             else:
                 p.epoch = -1
             self.processes[m.id] = p
-        co._rebalance_protocol = self.scenario.protocol
+        co.rebalance_protocol = self.scenario.protocol
         co.start_classic(members[0].generation if stable else 0, self.scenario.protocol, classic, 0)
 
     def _rebalance_of(self, p: _MigratingProcess, path: str) -> str:
@@ -332,7 +332,8 @@ class MigrationSimulation(ConsumerSimulation):
             p.rebalance = self._rebalance_of(p, e.path)
             if p.instance_id is not None:
                 raise InvalidScenario(f"{e.path}.instance_id", "static classic members are not modelled in a migration history")
-            self._co._rebalance_protocol = p.rebalance if self._co.group_type != CLASSIC else self._co._rebalance_protocol
+            if self._co.group_type != CLASSIC:  # a classic group keeps the protocol it runs with
+                self._co.rebalance_protocol = p.rebalance
         p.waiting = p.rejoin = False
 
     def _known_assignors(self) -> tuple[str, ...]:

@@ -96,6 +96,9 @@ class MigrationCoordinator(ConsumerCoordinator):
         self.join_timer: dict[str, int] = {}
         self._joining: tuple[str, ...] | None = None
         self.recreated_at = -1  # the last tick an empty group was deleted and another type created
+        # the rebalance protocol (eager, cooperative) the leader of a classic group runs its assignor
+        # with: the classic members' (``MigrationSimulation`` keeps it up to date)
+        self.rebalance_protocol = "eager"
 
     @property
     def group_type(self) -> str:
@@ -157,7 +160,7 @@ class MigrationCoordinator(ConsumerCoordinator):
         the answer carries its member epoch as the generation (no barrier)."""
         if self.classic is None and not self.members:
             self.notes.append("the empty consumer group is replaced by a classic group")
-            self.start_classic(0, self._rebalance_protocol, [], now)
+            self.start_classic(0, self.rebalance_protocol, [], now)
             self.recreated_at = now
         if self.classic is not None:
             done = self.classic.join(now, member_id, topics, protocols, rack, owned, owned_generation)
@@ -174,8 +177,6 @@ class MigrationCoordinator(ConsumerCoordinator):
         if resp.error is not None:
             return ClassicAnswer(member_id, resp.error, message=resp.message)
         return ClassicAnswer(member_id, generation=resp.epoch)
-
-    _rebalance_protocol = "eager"  # set by the simulation: the classic members' rebalance protocol
 
     def _member_for(self, req: HeartbeatRequest):
         if self._joining is None:
@@ -268,7 +269,7 @@ class MigrationCoordinator(ConsumerCoordinator):
         group_before = self.group_epoch
         members = [ClassicMember(r.member_id, r.topics, r.classic or (), r.rack, frozenset(), -1,
                                  self.targets.get(r.member_id, frozenset()), False, 0) for r in ordered]
-        self.start_classic(self.group_epoch, self._rebalance_protocol, members, now)
+        self.start_classic(self.group_epoch, self.rebalance_protocol, members, now)
         assert self.classic is not None
         self.classic.prepare(now, f"downgrade from a consumer group ({leaving.member_id} was its last consumer-protocol member)")
         for r in ordered:
