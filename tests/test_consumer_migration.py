@@ -331,3 +331,29 @@ def test_drawn_migration_histories_break_no_monitor_but_a_zombies_double_ownersh
             broken[key] = broken.get(key, 0) + 1
     assert ran == 120
     assert set(broken) <= {"zombie"}, broken
+
+
+def _consumer_group_restarting_classic(policy: str) -> dict:
+    return {"format": "stickyproof.simulation/1", "name": "consumer-start", "migration_policy": policy,
+            "scenario": {"format": "stickyproof.scenario/1", "group_protocol": "consumer", "topics": {"t": 4},
+                         "members": [{"id": "A", "topics": ["t"], "owned": {"t": [0, 1]}},
+                                     {"id": "B", "topics": ["t"], "owned": {"t": [2, 3]}}]},
+            "events": [{"at": 2, "event": "restart", "member": "A", "group_protocol": "classic",
+                        "assignors": ["cooperative-sticky"]}]}
+
+
+def test_since_kafka_20640_the_disabled_policy_refuses_a_classic_member_in_a_consumer_group():
+    """PR #22457 (June 2026): under ``disabled`` a classic JoinGroup to a consumer group is refused,
+    so a member restarted classic stops instead of leaving the group mixed for good; the releases
+    before it admit the member and the group stays a consumer group with a classic member in it."""
+    today = run(_consumer_group_restarting_classic("disabled"))
+    said = notes(today)
+    assert any(n.startswith("A JoinGroup: REFUSED_BY_MIGRATION_POLICY") for n in said) and "A stops: the JoinGroup error is " \
+        "fatal to the client" in said
+    assert member(today.steps[-1], "B").owned == tps(0, 1, 2, 3) and today.ok
+    before = run(_consumer_group_restarting_classic("disabled"), coordinator="before-kafka-19233")
+    last = before.steps[-1]
+    assert last.group.group_type == "consumer" and member(last, "A").state == "STABLE (classic)"
+    assert member(last, "A").owned and before.ok
+    bidirectional = run(_consumer_group_restarting_classic("bidirectional"))
+    assert member(bidirectional.steps[-1], "A").state == "STABLE (classic)"

@@ -30,6 +30,7 @@ from .migration_coordinator import (
     DEFAULT_MIGRATION_POLICY,
     GROUP_ID_NOT_FOUND,
     MIGRATION_POLICIES,
+    POLICY_REFUSAL,
     Conversion,
     MigrationCoordinator,
 )
@@ -245,6 +246,10 @@ class MigrationSimulation(ConsumerSimulation):
         p.rejoin = False
         if ans.error is not None:
             self.notes.append(f"{p.name} JoinGroup: {ans.error}: {ans.message}")
+            if ans.error == POLICY_REFUSAL:  # not retriable: raised from poll, the process ends
+                self.notes.append(f"{p.name} stops: the JoinGroup error is fatal to the client")
+                p.owned, p.assignment, p.status = frozenset(), frozenset(), STOPPED
+                return
             self._classic_error(p, ans.error)
             return
         if ans.waiting:

@@ -36,6 +36,7 @@ __all__ = [
     "MIGRATION_POLICIES",
     "DEFAULT_MIGRATION_POLICY",
     "GROUP_ID_NOT_FOUND",
+    "POLICY_REFUSAL",
     "ClassicAnswer",
     "Conversion",
     "MigrationCoordinator",
@@ -50,6 +51,10 @@ MIGRATION_POLICIES = {
 }
 DEFAULT_MIGRATION_POLICY = "bidirectional"
 GROUP_ID_NOT_FOUND = "GROUP_ID_NOT_FOUND"
+#: KAFKA-20640's refusal of a classic JoinGroup to a consumer group under the ``disabled`` policy. The
+#: Kafka source read for this model predates the fix, so the error code it answers with is not named
+#: here; the Java classic consumer raises any such JoinGroup error from ``poll`` (not retriable).
+POLICY_REFUSAL = "REFUSED_BY_MIGRATION_POLICY"
 
 CLASSIC, CONSUMER = "classic", "consumer"
 
@@ -162,6 +167,9 @@ class MigrationCoordinator(ConsumerCoordinator):
             self.notes.append("the empty consumer group is replaced by a classic group")
             self.start_classic(0, self.rebalance_protocol, [], now)
             self.recreated_at = now
+        if self.classic is None and self.policy == "disabled" and self.release.kafka_20640_fixed:
+            return ClassicAnswer(member_id, POLICY_REFUSAL, message="the migration policy disabled refuses classic members "
+                                                                    "in a consumer group (KAFKA-20640)")
         if self.classic is not None:
             done = self.classic.join(now, member_id, topics, protocols, rack, owned, owned_generation)
             if done is None:
@@ -220,7 +228,9 @@ class MigrationCoordinator(ConsumerCoordinator):
         return None
 
     def classic_leave(self, now: int, member_id: str) -> str | None:
-        """A classic LeaveGroup: the member is removed and the group epoch bumps (never a downgrade)."""
+        """A classic member's own LeaveGroup: it is removed and the group epoch bumps. (Kafka downgrades
+        on a LeaveGroup that removes the last consumer-protocol member, KAFKA-18150; a classic member
+        leaving itself leaves those members in place.)"""
         if self.classic is not None:
             return None if self.classic.leave(now, member_id, "left the group (LeaveGroup)") else UNKNOWN_MEMBER_ID
         member = self._classic_member(member_id)

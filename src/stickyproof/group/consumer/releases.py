@@ -6,7 +6,8 @@ these records describe what the coordinator does around them: which reconciliati
 runs, how partition epochs are kept, which partitions count as unreleased, and whether a member
 may rejoin at epoch 0. Each pre-fix release names the fix it lacks; the later fixes it also lacks
 follow from the dates (KAFKA-16147 merged January 2024, first released in 3.8.0; KAFKA-19449's
-PR #20781 merged October 2025; KAFKA-19233's PR #21305 merged January 2026).
+PR #20781 merged October 2025; KAFKA-19233's PR #21305 merged January 2026; KAFKA-20640's PR #22457,
+which only a migration history can tell apart, merged June 2026).
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ class CoordinatorRelease:
     the epoch the first had just written (``ConsumerGroup.maybeUpdatePartitionEpoch``);
     ``kafka_19449_fixed``: a partition the member itself has pending revocation does not count as
     unreleased; ``kafka_19233_fixed``: a heartbeat with member epoch 0 from a member the coordinator
-    still holds is accepted (``throwIfConsumerGroupMemberEpochIsInvalid`` returns early).
+    still holds is accepted (``throwIfConsumerGroupMemberEpochIsInvalid`` returns early);
+    ``kafka_20640_fixed``: under ``group.consumer.migration.policy=disabled`` a classic member's
+    JoinGroup to a consumer group, new or rejoining, is refused (before, it was admitted and the group
+    stayed mixed for good).
     """
 
     name: str
@@ -45,12 +49,16 @@ class CoordinatorRelease:
     kafka_19233_fixed: bool
     references: tuple[str, ...]
     description: str
+    kafka_20640_fixed: bool = False
 
 
 COORDINATOR_RELEASES: tuple[CoordinatorRelease, ...] = (
     CoordinatorRelease(
-        "current", REVISED, True, True, True, ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233"),
-        "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233",
+        "current", REVISED, True, True, True,
+        ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233", "KAFKA-20640"),
+        "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233 "
+        "(and, for online migration, KAFKA-20640)",
+        kafka_20640_fixed=True,
     ),
     CoordinatorRelease(
         "before-kafka-19233", REVISED, True, True, False, ("KIP-848", "KAFKA-19233"),
