@@ -62,8 +62,13 @@ def test_every_migration_history_holds_its_expectation():
         result = run(doc)
         expect = doc["expect"]
         assert result.ok == expect["ok"], (path.name, result.failed)
-        assert result.settled and expect.get("settled_at", result.ticks) == result.ticks, path.name
+        assert set(result.failed) == set(expect.get("fails", ())), path.name
+        assert result.settled == expect.get("settles", True), path.name
+        assert expect.get("settled_at", result.ticks) == result.ticks, path.name
         assert expect["what"], path.name
+        for release in expect.get("holds_on", ()):
+            other = run(doc, coordinator=release)
+            assert other.ok and other.settled, (path.name, release, other.failed)
 
 
 def test_the_group_is_classic_then_consumer_then_classic_again():
@@ -159,7 +164,29 @@ def test_the_migration_policy_allows_exactly_its_directions(policy, upgrades, do
         return
     assert any("downgraded to a classic group" in n for n in said) == downgrades
     assert result.steps[-1].group.group_type == ("classic" if downgrades else "consumer")
-    assert result.ok, result.failed
+    # upgrade only: the classic members left behind are never told to rejoin (next test)
+    assert result.failed == (() if downgrades else ("convergence",))
+
+
+def test_since_kafka_20272_classic_members_left_alone_under_the_upgrade_policy_are_never_told_to_rejoin():
+    """Kafka 4.4.0's coordinator (read from its jar): a classic member is told to rejoin when its epoch
+    is behind the target assignment epoch (KAFKA-20272), and only a consumer member's heartbeat or a
+    classic JoinGroup computes a new target. Under ``upgrade`` the last consumer member's leave does
+    not downgrade the group; it bumps the group epoch, and with nobody left to compute the target, B
+    and C never hear REBALANCE_IN_PROGRESS: A's partitions stay unowned. Before KAFKA-20272 the bump
+    itself sent them to rejoin, and their JoinGroups computed the target."""
+    doc = base()
+    doc["migration_policy"] = "upgrade"
+    doc["events"] = [{"at": 2, "event": "restart", "member": "A", "group_protocol": "consumer"},
+                     {"at": 8, "event": "leave", "member": "A"}]
+    today = run(doc)
+    assert today.failed == ("convergence",) and today.ended == "max_ticks"
+    last = today.steps[-1]
+    assert (last.group.group_epoch, last.group.assignment_epoch) == (8, 7)
+    assert sorted(p for m in last.members for p in m.owned) == list(tps(0, 1, 2, 4))
+    before = run(doc, coordinator="before-kafka-19233")
+    assert before.ok and before.settled
+    assert sorted(p for m in before.steps[-1].members for p in m.owned) == list(tps(0, 1, 2, 3, 4, 5))
 
 
 def test_a_crashed_last_consumer_member_downgrades_the_group_at_its_session_timeout():

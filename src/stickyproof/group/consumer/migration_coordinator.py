@@ -198,16 +198,16 @@ class MigrationCoordinator(ConsumerCoordinator):
 
     def classic_sync(self, now: int, member_id: str, generation: int) -> ClassicAnswer:
         """SyncGroup in a consumer group: the member's assigned partitions, unless its generation is
-        not its member epoch (ILLEGAL_GENERATION) or a newer group epoch waits for it and it is not
-        revoking (REBALANCE_IN_PROGRESS: rejoin)."""
+        not its member epoch (ILLEGAL_GENERATION) or a newer epoch (``_newer_epoch``) waits for it and
+        it is not revoking (REBALANCE_IN_PROGRESS: rejoin)."""
         member = self._classic_member(member_id)
         if isinstance(member, ClassicAnswer):
             return member
         if generation != member.epoch:
             return ClassicAnswer(member_id, ILLEGAL_GENERATION, message=f"generation {generation} is not the member epoch {member.epoch}")
-        if self.group_epoch > member.epoch and member.state != UNREVOKED_PARTITIONS:
+        if self._newer_epoch() > member.epoch and member.state != UNREVOKED_PARTITIONS:
             self.join_timer.setdefault(member_id, now + self.config.rebalance_timeout)
-            return ClassicAnswer(member_id, REBALANCE_IN_PROGRESS, message=f"group epoch {self.group_epoch} is ahead")
+            return ClassicAnswer(member_id, REBALANCE_IN_PROGRESS, message=f"epoch {self._newer_epoch()} is ahead")
         self.session_deadline[member_id] = now + self.config.session_timeout
         return ClassicAnswer(member_id, generation=member.epoch, assignment=member.assigned)
 
@@ -221,7 +221,7 @@ class MigrationCoordinator(ConsumerCoordinator):
         if generation != member.epoch:
             return ILLEGAL_GENERATION
         self.session_deadline[member_id] = now + self.config.session_timeout
-        if member.epoch < self.group_epoch or member.state == UNREVOKED_PARTITIONS or \
+        if member.epoch < self._newer_epoch() or member.state == UNREVOKED_PARTITIONS or \
                 (member.state == UNRELEASED_PARTITIONS and not self._waiting_on_unreleased(member)):
             self.join_timer.setdefault(member_id, now + self.config.rebalance_timeout)
             return REBALANCE_IN_PROGRESS
@@ -239,6 +239,11 @@ class MigrationCoordinator(ConsumerCoordinator):
         ConsumerCoordinator._remove(self, now, member, bump_epoch=True, reason="left the group (LeaveGroup)")
         self.join_timer.pop(member_id, None)
         return None
+
+    def _newer_epoch(self) -> int:
+        """The epoch a classic member is told to rejoin for: the target assignment's since KAFKA-20272
+        (a group epoch bump waits for its target), the group's before."""
+        return self.assignment_epoch if self.release.kafka_20272_fixed else self.group_epoch
 
     def _classic_member(self, member_id: str) -> MemberRecord | ClassicAnswer:
         member = self.members.get(member_id)
