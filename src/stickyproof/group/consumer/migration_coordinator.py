@@ -228,16 +228,15 @@ class MigrationCoordinator(ConsumerCoordinator):
         return None
 
     def classic_leave(self, now: int, member_id: str) -> str | None:
-        """A classic member's own LeaveGroup: it is removed and the group epoch bumps. (Kafka downgrades
-        on a LeaveGroup that removes the last consumer-protocol member, KAFKA-18150; a classic member
-        leaving itself leaves those members in place.)"""
+        """A classic member's own LeaveGroup: it is removed and the group epoch bumps, through the same
+        fencing path as a consumer member's leave (since KAFKA-18150), so it downgrades the group when
+        only classic members would remain."""
         if self.classic is not None:
             return None if self.classic.leave(now, member_id, "left the group (LeaveGroup)") else UNKNOWN_MEMBER_ID
         member = self._classic_member(member_id)
         if isinstance(member, ClassicAnswer):
             return member.error
-        ConsumerCoordinator._remove(self, now, member, bump_epoch=True, reason="left the group (LeaveGroup)")
-        self.join_timer.pop(member_id, None)
+        self._remove(now, member, bump_epoch=True, reason="left the group (LeaveGroup)")
         return None
 
     def _newer_epoch(self) -> int:
@@ -262,14 +261,16 @@ class MigrationCoordinator(ConsumerCoordinator):
     # Removal, timers and the downgrade
 
     def _remove(self, now: int, member: MemberRecord, *, bump_epoch: bool, reason: str) -> None:
-        """``consumerGroupFenceMember``: a consumer-protocol member leaving or fenced when only classic
-        members remain converts the group to a classic group instead (the policy allowing it)."""
+        """``consumerGroupFenceMembers``: a member leaving or fenced when only classic members would
+        remain converts the group to a classic group instead (``validateOnlineDowngradeWithFencedMembers``,
+        the policy allowing it; the departing member's own protocol does not matter, as in Kafka 4.4.0)."""
         rest = [r for mid, r in self.members.items() if mid != member.member_id]
-        if bump_epoch and member.classic is None and rest and all(r.classic is not None for r in rest):
+        if bump_epoch and rest and all(r.classic is not None for r in rest):
             if MIGRATION_POLICIES[self.policy][1]:
                 self._downgrade(now, member, reason)
                 return
-            self.notes.append(f"only classic members remain; the migration policy {self.policy} keeps a consumer group")
+            if member.classic is None:
+                self.notes.append(f"only classic members remain; the migration policy {self.policy} keeps a consumer group")
         super()._remove(now, member, bump_epoch=bump_epoch, reason=reason)
         self.join_timer.pop(member.member_id, None)
 
@@ -286,7 +287,7 @@ class MigrationCoordinator(ConsumerCoordinator):
                                  self.targets.get(r.member_id, frozenset()), False, 0) for r in ordered]
         self.start_classic(self.group_epoch, self.rebalance_protocol, members, now)
         assert self.classic is not None
-        self.classic.prepare(now, f"downgrade from a consumer group ({leaving.member_id} was its last consumer-protocol member)")
+        self.classic.prepare(now, f"downgrade from a consumer group ({leaving.member_id} left only classic members)")
         for r in ordered:
             self.on_transition(Transition(now, r, None, None, ()))
         self.members, self.targets, self.partition_epochs = {}, {}, {}
