@@ -375,7 +375,7 @@ def test_since_kafka_20640_the_disabled_policy_refuses_a_classic_member_in_a_con
     before it admit the member and the group stays a consumer group with a classic member in it."""
     today = run(_consumer_group_restarting_classic("disabled"))
     said = notes(today)
-    assert any(n.startswith("A JoinGroup: REFUSED_BY_MIGRATION_POLICY") for n in said) and "A stops: the JoinGroup error is " \
+    assert any(n.startswith("A JoinGroup: INCONSISTENT_GROUP_PROTOCOL") for n in said) and "A stops: the JoinGroup error is " \
         "fatal to the client" in said
     assert member(today.steps[-1], "B").owned == tps(0, 1, 2, 3) and today.ok
     before = run(_consumer_group_restarting_classic("disabled"), coordinator="before-kafka-19233")

@@ -51,10 +51,10 @@ MIGRATION_POLICIES = {
 }
 DEFAULT_MIGRATION_POLICY = "bidirectional"
 GROUP_ID_NOT_FOUND = "GROUP_ID_NOT_FOUND"
-#: KAFKA-20640's refusal of a classic JoinGroup to a consumer group under the ``disabled`` policy. The
-#: Kafka source read for this model predates the fix, so the error code it answers with is not named
-#: here; the Java classic consumer raises any such JoinGroup error from ``poll`` (not retriable).
-POLICY_REFUSAL = "REFUSED_BY_MIGRATION_POLICY"
+#: KAFKA-20640's refusal of a classic JoinGroup to a consumer group under the ``disabled`` policy
+#: (``throwIfClassicMemberCannotJoinConsumerGroup`` in Kafka 4.4.0); the Java classic consumer raises
+#: it from ``poll`` (not retriable).
+POLICY_REFUSAL = "INCONSISTENT_GROUP_PROTOCOL"
 
 CLASSIC, CONSUMER = "classic", "consumer"
 
