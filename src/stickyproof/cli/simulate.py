@@ -94,7 +94,9 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         "when a monitor fails. An event scheduled at or "
         "past config.max_ticks is refused (exit 2). See models/protocol.md. A consumer group (\"group_protocol\": "
         "\"consumer\") runs KIP-848's protocol instead: the coordinator computes targets with a server-side assignor "
-        "and members reconcile by heartbeat (docs/consumer-protocol.md).",
+        "and members reconcile by heartbeat (docs/consumer-protocol.md). A document one of whose join or restart "
+        "events names a group_protocol is a migration history: the group moves between the classic and the consumer "
+        "protocol as its members restart (docs/consumer-protocol.md, Online migration).",
     )
     p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                    help="bundled scenario name, scenario file, stickyproof.simulation/1 document, or '-' for standard input")

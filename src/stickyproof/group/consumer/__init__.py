@@ -7,6 +7,8 @@ per group epoch, member records, partition epochs, timeouts) and its members hea
     COORDINATOR_RELEASES                today's coordinator and the releases before three fixes
     CONSUMER_MONITORS                   the rules checked at every step
     run_consumer_simulation(ref, ...)   what ``stickyproof simulate`` runs on a consumer-group scenario
+    simulate_migration(scenario, events, policy="bidirectional") -> ConsumerResult
+                                        a group moved between the classic and the consumer protocol
 """
 
 from .coordinator import ConsumerCoordinator, HeartbeatRequest, HeartbeatResponse, Transition
@@ -23,6 +25,8 @@ from .monitors import CONSUMER_MONITORS, CONVERGENCE_BOUND
 from .reconcile import MemberRecord, epoch_error, reconcile, update_partition_epochs
 from .releases import COORDINATOR_RELEASES, CoordinatorRelease, coordinator_release
 from .simulator import DEFAULT_ASSIGNOR, DEFAULT_COORDINATOR, ConsumerSimulation, simulate_consumer_group
+from .migration import MIGRATION_MONITORS, MigrationSimulation, simulate_migration
+from .migration_coordinator import MIGRATION_POLICIES, MigrationCoordinator
 from .trace import ConsumerResult, ConsumerStep
 
 __all__ = [
@@ -52,4 +56,9 @@ __all__ = [
     "simulate_consumer_group",
     "ConsumerResult",
     "ConsumerStep",
+    "MIGRATION_MONITORS",
+    "MIGRATION_POLICIES",
+    "MigrationCoordinator",
+    "MigrationSimulation",
+    "simulate_migration",
 ]

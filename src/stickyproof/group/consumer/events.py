@@ -23,6 +23,8 @@ __all__ = [
     "CONSUMER_EVENT_KINDS",
     "CLASSIC_ONLY_KINDS",
     "LOSS_DIRECTIONS",
+    "MIGRATION_FIELDS",
+    "GROUP_PROTOCOLS",
     "ConsumerEvent",
     "ConsumerSchedule",
     "ConsumerDocument",
@@ -53,6 +55,12 @@ CLASSIC_ONLY_KINDS = {
     "listener-error": "rebalance listener errors are not modelled for consumer groups; slow-revocation delays one",
 }
 
+#: Fields only a migration history's events carry (docs/consumer-protocol.md, "Online migration"): the
+#: protocol a joining or restarted process speaks (``group.protocol``), and the client-side assignors
+#: a classic process offers in its JoinGroup.
+MIGRATION_FIELDS: dict[str, tuple[str, ...]] = {"join": ("group_protocol", "assignors"), "restart": ("group_protocol", "assignors")}
+GROUP_PROTOCOLS = ("classic", "consumer")
+
 #: ``heartbeat-loss`` directions: the request never reaches the coordinator, or its response never
 #: reaches the member (the coordinator acted on it), or both.
 LOSS_DIRECTIONS = ("response", "request", "both")
@@ -73,6 +81,8 @@ class ConsumerEvent:
     count: int | None = None
     racks: tuple[tuple[str, ...], ...] | None = None
     direction: str = "response"
+    group_protocol: str | None = None
+    assignors: tuple[str, ...] | None = None
     given: frozenset[str] = field(default=frozenset(), compare=False)
     path: str = field(default="", compare=False)
 
@@ -81,7 +91,8 @@ class ConsumerEvent:
         k = self.event
         if k == "join":
             static = f" as static member {self.instance_id}" if self.instance_id else ""
-            return f"{self.member} joins ({', '.join(self.topics or ())}){static}"
+            speaks = f" with group.protocol={self.group_protocol}" if self.group_protocol else ""
+            return f"{self.member} joins ({', '.join(self.topics or ())}){static}{speaks}"
         if k == "leave":
             return f"{self.member} leaves"
         if k == "crash":
@@ -95,7 +106,9 @@ class ConsumerEvent:
         if k == "delete-topic":
             return f"topic {self.topic} deleted"
         if k == "restart":
-            changes = ", ".join(f"{f}={_show(getattr(self, f))}" for f in ("topics", "rack", "instance_id") if f in self.given)
+            changes = ", ".join(f"{f}={_show(getattr(self, f))}" for f in ("topics", "rack", "instance_id", "assignors") if f in self.given)
+            if self.group_protocol:
+                changes = ", ".join(c for c in (f"group.protocol={self.group_protocol}", changes) if c)
             return f"{self.member} restarts{' (' + changes + ')' if changes else ''}"
         if k == "heartbeat-loss":
             what = {"response": "responses", "request": "requests", "both": "requests and responses"}[self.direction]
@@ -128,8 +141,9 @@ def _names(value: Any, path: str) -> tuple[str, ...]:
     return out
 
 
-def consumer_event_from_dict(doc: Any, path: str = "event") -> ConsumerEvent:
-    """Read one event of a consumer group's schedule, checking its kind's fields."""
+def consumer_event_from_dict(doc: Any, path: str = "event", *, migration: bool = False) -> ConsumerEvent:
+    """Read one event of a consumer group's schedule, checking its kind's fields; ``migration``: a
+    migration history's, whose ``join`` and ``restart`` may name a ``group_protocol`` and ``assignors``."""
     if not isinstance(doc, Mapping):
         raise InvalidScenario(path, "must be an object with 'at' and 'event'")
     kind = doc.get("event")
@@ -138,8 +152,11 @@ def consumer_event_from_dict(doc: Any, path: str = "event") -> ConsumerEvent:
     if kind not in CONSUMER_EVENT_KINDS:
         raise InvalidScenario(f"{path}.event", f"unknown event {kind!r} (known for consumer groups: {', '.join(CONSUMER_EVENT_KINDS)})")
     required, optional = CONSUMER_EVENT_KINDS[kind]
-    allowed = {"at", "event", *required, *optional}
+    allowed = {"at", "event", *required, *optional, *(MIGRATION_FIELDS.get(kind, ()) if migration else ())}
     for key in doc:
+        if key in MIGRATION_FIELDS.get(kind, ()) and not migration:
+            raise InvalidScenario(f"{path}.{key}", "a migration history's field: the simulator runs a history as a migration "
+                                                   "when one of its events names a group_protocol")
         if key not in allowed:
             raise InvalidScenario(f"{path}.{key}", f"not a field of a {kind} event in a consumer group "
                                                    f"(allowed: {', '.join(sorted(allowed))})")
@@ -151,8 +168,12 @@ def consumer_event_from_dict(doc: Any, path: str = "event") -> ConsumerEvent:
         where = f"{path}.{key}"
         if key in ("member", "topic"):
             values[key] = _str(raw, where)
-        elif key == "topics":
+        elif key in ("topics", "assignors"):
             values[key] = _names(raw, where)
+        elif key == "group_protocol":
+            if raw not in GROUP_PROTOCOLS:
+                raise InvalidScenario(where, f"must be one of {', '.join(GROUP_PROTOCOLS)}, got {raw!r}")
+            values[key] = raw
         elif key in ("rack", "instance_id"):
             values[key] = None if raw is None else _str(raw, where)
         elif key in ("ticks", "count"):
@@ -181,7 +202,8 @@ class ConsumerSchedule:
     config: GroupConfig = GroupConfig()
 
 
-def consumer_events_from_doc(doc: Any, path: str = "events", base: GroupConfig | None = None) -> ConsumerSchedule:
+def consumer_events_from_doc(doc: Any, path: str = "events", base: GroupConfig | None = None, *,
+                             migration: bool = False) -> ConsumerSchedule:
     """Read a bare list of events or a ``stickyproof.events/1`` object, in (tick, file) order, refusing
     an event at or past ``config.max_ticks`` (it would never run)."""
     config = base or GroupConfig()
@@ -197,7 +219,7 @@ def consumer_events_from_doc(doc: Any, path: str = "events", base: GroupConfig |
         prefix = "events"
     if not isinstance(doc, list):
         raise InvalidScenario(prefix, "must be an array of events")
-    events = [consumer_event_from_dict(e, f"{prefix}[{i}]") for i, e in enumerate(doc)]
+    events = [consumer_event_from_dict(e, f"{prefix}[{i}]", migration=migration) for i, e in enumerate(doc)]
     ordered = tuple(e for _, e in sorted(enumerate(events), key=lambda pair: (pair[1].at, pair[0])))
     schedule = ConsumerSchedule(ordered, config)
     check_consumer_horizon(schedule)
@@ -227,27 +249,38 @@ class ConsumerDocument:
     coordinator: str | None = None
     name: str = ""
     expect: Mapping[str, Any] | None = None
+    migration: bool = False
+    migration_policy: str | None = None
 
 
 _DOC_KEYS = ("format", "name", "scenario", "events", "config", "assignor", "coordinator", "expect")
 
 
-def consumer_document_from_dict(doc: Any) -> ConsumerDocument:
-    """Read a ``stickyproof.simulation/1`` document whose scenario is a consumer group."""
+def consumer_document_from_dict(doc: Any, *, migration: bool = False) -> ConsumerDocument:
+    """Read a ``stickyproof.simulation/1`` document whose scenario is a consumer group, or, for a
+    ``migration`` history, a classic or a consumer group (and its ``migration_policy``)."""
     if not isinstance(doc, Mapping):
         raise InvalidScenario("", "a simulation document must be a JSON object")
+    keys = _DOC_KEYS + (("migration_policy",) if migration else ())
     for key in doc:
-        if key not in _DOC_KEYS:
-            raise InvalidScenario(key, f"not a field of a consumer-group simulation document ({', '.join(_DOC_KEYS)})")
+        if key not in keys:
+            what = "migration history" if migration else "consumer-group simulation document"
+            raise InvalidScenario(key, f"not a field of a {what} ({', '.join(keys)})")
     if doc.get("format") != SIMULATION_FORMAT:
         raise InvalidScenario("format", f"unknown format {doc.get('format')!r} (expected {SIMULATION_FORMAT!r})")
     if "scenario" not in doc:
         raise InvalidScenario("scenario", "a simulation document needs its scenario")
-    scenario = consumer_scenario_from_dict(doc["scenario"], "scenario")
+    if migration and isinstance(doc["scenario"], Mapping) and doc["scenario"].get("group_protocol") != "consumer":
+        try:
+            scenario = scenario_from_dict(doc["scenario"])
+        except InvalidScenario as exc:
+            raise InvalidScenario(_join("scenario", exc.path), exc.detail) from exc
+    else:
+        scenario = consumer_scenario_from_dict(doc["scenario"], "scenario")
     config = config_from_dict(doc.get("config"), "config")
-    schedule = consumer_events_from_doc(doc.get("events", []), "events", config)
+    schedule = consumer_events_from_doc(doc.get("events", []), "events", config, migration=migration)
     names = {}
-    for key in ("assignor", "coordinator"):
+    for key in ("assignor", "coordinator", *(("migration_policy",) if migration else ())):
         names[key] = None if doc.get(key) is None else _str(doc.get(key), key)
     expect = doc.get("expect")
     if expect is not None and not isinstance(expect, Mapping):
@@ -255,7 +288,8 @@ def consumer_document_from_dict(doc: Any) -> ConsumerDocument:
     name = doc.get("name", scenario.name)
     if not isinstance(name, str):
         raise InvalidScenario("name", "must be a string")
-    return ConsumerDocument(scenario, schedule, names["assignor"], names["coordinator"], name, expect)
+    return ConsumerDocument(scenario, schedule, names["assignor"], names["coordinator"], name, expect, migration,
+                            names.get("migration_policy"))
 
 
 def consumer_scenario_from_dict(raw: Any, path: str = "scenario") -> Scenario:

@@ -49,10 +49,18 @@ CONSUMER_MONITORS: dict[str, str] = {
 class ConsumerMonitors:
     """The verdicts so far; fed by the simulation through the three ``on_*`` calls."""
 
-    verdicts: dict[str, list[MonitorViolation]] = field(default_factory=lambda: {m: [] for m in CONSUMER_MONITORS})
-    counts: dict[str, int] = field(default_factory=lambda: {m: 0 for m in CONSUMER_MONITORS})
+    rules: Mapping[str, str] = field(default_factory=lambda: CONSUMER_MONITORS)  # a subclass adds its own
+    bound: int = CONVERGENCE_BOUND
+    verdicts: dict[str, list[MonitorViolation]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
     pending: list[MonitorViolation] = field(default_factory=list)  # new violations since the last tick's end
-    _active: dict[str, set] = field(default_factory=lambda: {m: set() for m in CONSUMER_MONITORS})
+    _active: dict[str, set] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for m in self.rules:
+            self.verdicts.setdefault(m, [])
+            self.counts.setdefault(m, 0)
+            self._active.setdefault(m, set())
 
     def _report(self, monitor: str, tick: int, key, message: str, witness: dict, now: set | None = None) -> None:
         self.counts[monitor] += 1
@@ -134,7 +142,7 @@ class ConsumerMonitors:
         them the coordinator no longer counts in the group (cut off past their session, they keep
         fetching, as Kafka's clients do: a zombie, named in the witness); ``unsettled`` says why the
         group is not settled (None when it is)."""
-        seen: dict[str, set] = {m: set() for m in CONSUMER_MONITORS}
+        seen: dict[str, set] = {m: set() for m in self.rules}
         owners: dict[TopicPartition, list[str]] = {}
         for name in sorted(owning):
             for tp in owning[name]:
@@ -146,10 +154,10 @@ class ConsumerMonitors:
                 why = f" ({', '.join(zombies)} removed from the group but still fetching: a zombie)" if zombies else ""
                 self._report("no-double-ownership", tick, (tp, tuple(names)), f"{tp} owned by {' and '.join(names)}{why}",
                              {"partition": str(tp), "members": names, "zombies": zombies}, seen["no-double-ownership"])
-        if unsettled is not None and tick > quiet_since + CONVERGENCE_BOUND:
+        if unsettled is not None and tick > quiet_since + self.bound:
             self._report("convergence", tick, ("late", quiet_since),
                          f"not settled {tick - quiet_since} heartbeats after the last disturbance at tick {quiet_since} "
-                         f"(bound {CONVERGENCE_BOUND}): {unsettled}", {"disturbance": quiet_since, "why": unsettled},
+                         f"(bound {self.bound}): {unsettled}", {"disturbance": quiet_since, "why": unsettled},
                          seen["convergence"])
         for monitor in ("no-double-ownership", "convergence"):
             self._active[monitor] = seen[monitor]
@@ -157,5 +165,5 @@ class ConsumerMonitors:
     def results(self) -> tuple[MonitorVerdict, ...]:
         return tuple(
             MonitorVerdict(m, rule, not self.verdicts[m], self.verdicts[m][0] if self.verdicts[m] else None, self.counts[m])
-            for m, rule in CONSUMER_MONITORS.items()
+            for m, rule in self.rules.items()
         )

@@ -58,7 +58,9 @@ class MemberRecord:
     ``assigned``: the partitions the member may own now; ``pending_revocation``: those it must give up
     before its epoch moves; ``pending_assignment`` and ``target_epoch``: the early-access state machine
     only (partitions waiting for release, and the epoch it reconciles towards). ``order``: when the
-    member entered the group, the order of the coordinator's member map.
+    member entered the group, the order of the coordinator's member map. ``classic``: for a member
+    speaking the classic protocol inside a consumer group (online migration), the protocol names of its
+    JoinGroup (``ClassicMemberMetadata.supportedProtocols``); None for a consumer-protocol member.
     """
 
     member_id: str
@@ -73,6 +75,7 @@ class MemberRecord:
     pending_assignment: frozenset[TopicPartition] = _NONE
     target_epoch: int = 0
     order: int = 0
+    classic: tuple[str, ...] | None = None
 
     @property
     def holds(self) -> frozenset[TopicPartition]:

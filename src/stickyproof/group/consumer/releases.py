@@ -6,7 +6,9 @@ these records describe what the coordinator does around them: which reconciliati
 runs, how partition epochs are kept, which partitions count as unreleased, and whether a member
 may rejoin at epoch 0. Each pre-fix release names the fix it lacks; the later fixes it also lacks
 follow from the dates (KAFKA-16147 merged January 2024, first released in 3.8.0; KAFKA-19449's
-PR #20781 merged October 2025; KAFKA-19233's PR #21305 merged January 2026).
+PR #20781 merged October 2025; KAFKA-19233's PR #21305 merged January 2026; KAFKA-20272's PR #21662
+(March 2026) and KAFKA-20640's PR #22457 (June 2026), which only a migration history can tell apart,
+are both in Kafka 4.4.0's coordinator).
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ class CoordinatorRelease:
     the epoch the first had just written (``ConsumerGroup.maybeUpdatePartitionEpoch``);
     ``kafka_19449_fixed``: a partition the member itself has pending revocation does not count as
     unreleased; ``kafka_19233_fixed``: a heartbeat with member epoch 0 from a member the coordinator
-    still holds is accepted (``throwIfConsumerGroupMemberEpochIsInvalid`` returns early).
+    still holds is accepted (``throwIfConsumerGroupMemberEpochIsInvalid`` returns early);
+    ``kafka_20640_fixed``: under ``group.consumer.migration.policy=disabled`` a classic member's
+    JoinGroup to a consumer group, new or rejoining, is refused (before, it was admitted and the group
+    stayed mixed for good); ``kafka_20272_fixed``: a classic member in a consumer group is told to
+    rejoin (REBALANCE_IN_PROGRESS on its Heartbeat or SyncGroup) when its epoch is behind the target
+    assignment epoch, not the group epoch.
     """
 
     name: str
@@ -45,12 +52,17 @@ class CoordinatorRelease:
     kafka_19233_fixed: bool
     references: tuple[str, ...]
     description: str
+    kafka_20640_fixed: bool = False
+    kafka_20272_fixed: bool = False
 
 
 COORDINATOR_RELEASES: tuple[CoordinatorRelease, ...] = (
     CoordinatorRelease(
-        "current", REVISED, True, True, True, ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233"),
-        "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233",
+        "current", REVISED, True, True, True,
+        ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233", "KAFKA-20272", "KAFKA-20640"),
+        "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233 "
+        "(and, for online migration, KAFKA-20272 and KAFKA-20640, as in Kafka 4.4.0)",
+        kafka_20640_fixed=True, kafka_20272_fixed=True,
     ),
     CoordinatorRelease(
         "before-kafka-19233", REVISED, True, True, False, ("KIP-848", "KAFKA-19233"),

@@ -13,7 +13,8 @@ __all__ = ["consumer_verdict_line", "render_consumer_report"]
 def consumer_verdict_line(result: ConsumerResult) -> str:
     """``all monitors hold; ended: settled at tick 7; coordinator current; assignor uniform``."""
     head = "all monitors hold" if result.ok else f"MONITOR FAILED: {', '.join(result.failed)}"
-    return f"{head}; ended: {result.ended} at tick {result.ticks}; coordinator {result.coordinator}; assignor {result.assignor}"
+    policy = f"; migration policy {result.migration_policy}" if result.migration_policy is not None else ""
+    return f"{head}; ended: {result.ended} at tick {result.ticks}; coordinator {result.coordinator}; assignor {result.assignor}{policy}"
 
 
 def render_consumer_report(result: ConsumerResult, *, width: int = 160, notes: bool = True) -> str:

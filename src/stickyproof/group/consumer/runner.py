@@ -44,6 +44,10 @@ def consumer_simulation_for(ref: str, document: Any = None) -> ConsumerDocument 
                 doc = parse_json(path.read_bytes(), ref)
             except OSError as exc:
                 raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
+        from .migration import is_migration_document
+
+        if is_migration_document(doc):
+            return consumer_document_from_dict(doc, migration=True)
         if not is_consumer_document(doc):
             return None
         if doc.get("format") == SIMULATION_FORMAT:
@@ -71,12 +75,19 @@ def run_consumer_simulation(sim: ConsumerDocument, *, events: str | None = None,
             data = Path(events).read_bytes()
         except OSError as exc:
             raise InvalidScenario("", f"{events}: cannot read ({exc.strerror or exc})") from exc
-        schedule = consumer_events_from_doc(parse_json(data, events), "events", schedule.config)
+        schedule = consumer_events_from_doc(parse_json(data, events), "events", schedule.config, migration=sim.migration)
     if coordinator is not None:
         release = coordinator_release(coordinator, "--coordinator")
     else:
         release = coordinator_release(sim.coordinator or DEFAULT_COORDINATOR, "coordinator")
     if assignor is None and sim.assignor is not None:
         consumer_assignor(sim.assignor, "assignor")  # a bad name in the document is named as its field
+    if sim.migration:
+        from .migration import check_migration_release, check_policy, simulate_migration
+
+        check_migration_release(release, "--coordinator" if coordinator is not None else "coordinator")
+        return simulate_migration(sim.scenario, schedule.events, config=schedule.config, coordinator=release,
+                                  assignor=assignor or sim.assignor or DEFAULT_ASSIGNOR, name=sim.name,
+                                  policy=check_policy(sim.migration_policy or "bidirectional", "migration_policy"))
     return simulate_consumer_group(sim.scenario, schedule.events, config=schedule.config, coordinator=release,
                                    assignor=assignor or sim.assignor or DEFAULT_ASSIGNOR, name=sim.name)

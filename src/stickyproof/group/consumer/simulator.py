@@ -87,7 +87,7 @@ class ConsumerSimulation:
     def __init__(self, scenario: Scenario, events: Iterable[ConsumerEvent] = (), *, config: GroupConfig | None = None,
                  coordinator: str | CoordinatorRelease = DEFAULT_COORDINATOR, assignor: str = DEFAULT_ASSIGNOR,
                  name: str | None = None):
-        if not scenario.is_consumer_group:
+        if not self._accepts(scenario):
             raise InvalidScenario("group_protocol", 'the consumer-group simulator needs "group_protocol": "consumer"')
         self.scenario = scenario
         self.name = name if name is not None else scenario.name
@@ -96,9 +96,8 @@ class ConsumerSimulation:
         self.assignor = assignor
         self.cluster: dict[str, Topic] = {t.name: t for t in sorted(scenario.topics, key=lambda t: t.name)}
         self.notes: list[str] = []
-        self.monitors = ConsumerMonitors()
-        self.coordinator = ConsumerCoordinator(self.release, self.config, consumer_assignor(assignor), lambda: self.cluster,
-                                               self.notes, self.monitors.on_transition, self.name)
+        self.monitors = self._make_monitors()
+        self.coordinator = self._make_coordinator(consumer_assignor(assignor))
         self.processes: dict[str, _Process] = {}
         self.events = sorted(events, key=lambda e: e.at)  # stable: file order within a tick
         self.rejoins: list[tuple[int, str]] = []  # (tick, process name): a restarted process comes back
@@ -106,6 +105,19 @@ class ConsumerSimulation:
         self.now = 0
         self.quiet_since = 0
         self._start()
+
+    def _accepts(self, scenario: Scenario) -> bool:
+        return scenario.is_consumer_group
+
+    def _make_monitors(self) -> ConsumerMonitors:
+        return ConsumerMonitors()
+
+    def _make_coordinator(self, assign) -> ConsumerCoordinator:
+        return ConsumerCoordinator(self.release, self.config, assign, lambda: self.cluster, self.notes,
+                                   self.monitors.on_transition, self.name)
+
+    def _after_turns(self) -> None:
+        """Called once every running member has had its turn in the tick (a hook for subclasses)."""
 
     def _start(self) -> None:
         members = self.scenario.members
@@ -166,6 +178,7 @@ class ConsumerSimulation:
             if p.status in (STOPPED, STALLED):
                 continue
             self._heartbeat(p)
+        self._after_turns()
         self.quiet_since = max(self.quiet_since, self.coordinator.bumped_at)
         unsettled = self._unsettled()
         if self._waiting():

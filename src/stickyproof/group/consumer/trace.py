@@ -17,11 +17,13 @@ CONSUMER_TRACE_FORMAT = "stickyproof.consumer-trace/1"
 
 @dataclass(frozen=True)
 class GroupState:
-    """The coordinator at the end of a step: group epoch, target assignment epoch, member ids."""
+    """The coordinator at the end of a step: group epoch, target assignment epoch, member ids, and the
+    group's type (``classic`` while a migrating group is a classic group: the epochs are its generation)."""
 
     group_epoch: int
     assignment_epoch: int
     members: tuple[str, ...]
+    group_type: str = "consumer"
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ class ConsumerStep:
         return {
             "tick": self.tick, "events": list(self.events), "notes": list(self.notes),
             "group": {"group_epoch": self.group.group_epoch, "assignment_epoch": self.group.assignment_epoch,
-                      "members": list(self.group.members)},
+                      "members": list(self.group.members),
+                      **({"group_type": self.group.group_type} if self.group.group_type != "consumer" else {})},
             "members": [m.to_dict() for m in self.members],
             "violations": [v.to_dict() for v in self.violations],
         }
@@ -82,6 +85,7 @@ class ConsumerResult:
     config: GroupConfig
     coordinator: str
     assignor: str
+    migration_policy: str | None = None  # a migration history's group.consumer.migration.policy
 
     @property
     def ok(self) -> bool:
@@ -108,6 +112,7 @@ class ConsumerResult:
             "ended": self.ended,
             "coordinator": self.coordinator,
             "assignor": self.assignor,
+            **({"migration_policy": self.migration_policy} if self.migration_policy is not None else {}),
             "config": {f: getattr(self.config, f) for f in self.config.__dataclass_fields__},
             "monitors": [v.to_dict() for v in self.verdicts],
             "steps": [s.to_dict() for s in self.steps],
