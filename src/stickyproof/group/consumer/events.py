@@ -40,6 +40,7 @@ CONSUMER_EVENT_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "subscribe": (("member", "topics"), ()),
     "add-partitions": (("topic", "count"), ("racks",)),
     "delete-topic": (("topic",), ()),
+    "create-topic": (("topic", "count"), ("racks",)),
     "restart": (("member",), ("topics", "rack", "instance_id")),
     "heartbeat-loss": (("member", "ticks"), ("direction",)),
     "slow-revocation": (("member", "ticks"), ()),
@@ -94,6 +95,8 @@ class ConsumerEvent:
             return f"{self.count} partitions added to {self.topic}"
         if k == "delete-topic":
             return f"topic {self.topic} deleted"
+        if k == "create-topic":
+            return f"topic {self.topic} created with {self.count} partitions"
         if k == "restart":
             changes = ", ".join(f"{f}={_show(getattr(self, f))}" for f in ("topics", "rack", "instance_id") if f in self.given)
             return f"{self.member} restarts{' (' + changes + ')' if changes else ''}"
