@@ -328,7 +328,7 @@ DESCRIPTIONS: dict[str, str] = {
     "optimal_moves_known": "the optimum's moves summed over the same rebalances",
     "known_rows": "rebalances whose optimum is known",
     "unowned": "partition-rebalances spent unowned: over cooperative rebalances, subscribed partitions the leader gave nobody",
-    "converge_ticks_median": "ticks (heartbeat intervals) the group took to settle after an event, the median over the "
+    "converge_ticks_median": "ticks (heartbeat intervals; both simulators) the group took to settle after an event, the median over the "
                              "history's events (per event: from its tick to the first tick that ended settled, inclusive; "
                              "the start counts from the first join); null when the run measured none",
     "converge_ticks_max": "the most ticks any event of the history took to settle (as `converge_ticks_median`)",

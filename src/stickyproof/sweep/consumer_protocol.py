@@ -44,7 +44,7 @@ from ..group.trace import MonitorVerdict
 from ..model import TopicPartition, scenario_to_dict
 
 __all__ = ["COORDINATOR", "HAZARDS", "ProtocolRun", "gap_after", "protocol_document", "run_protocol", "convergence",
-           "monitor_labels"]
+           "spans", "protocol_row_fields", "monitor_labels"]
 
 #: The coordinator release the main job runs (today's; docs/consumer-protocol.md has the others).
 COORDINATOR = "current"
@@ -128,7 +128,7 @@ class ProtocolRun:
     verdicts: tuple[MonitorVerdict, ...]
     event_ticks: tuple[int, ...]
     converge: tuple[int, ...]
-    unsettled: int
+    unsettled: tuple[tuple[int, int], ...]
     unowned: int
     moved: int
     ticks: int
@@ -142,18 +142,47 @@ class ProtocolRun:
         return tuple(v for v in self.verdicts if not v.ok)
 
 
-def convergence(event_ticks: Sequence[int], unsettled_ticks: Sequence[int], end: int, *, formed: int = 0) -> tuple[int, ...]:
-    """Per event tick T: ticks from T to the first tick >= T that ended settled, inclusive; a group
-    never settled by the end (tick ``end``, the last run) counts to the end. The start (tick 0) counts
-    to the first settled tick from ``formed`` on (the last of the joins that form the group)."""
-    unsettled = set(unsettled_ticks)
+def spans(ticks: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted ticks as maximal ``[first, end)`` spans."""
+    out: list[list[int]] = []
+    for t in sorted(set(ticks)):
+        if out and out[-1][1] == t:
+            out[-1][1] = t + 1
+        else:
+            out.append([t, t + 1])
+    return tuple((a, b) for a, b in out)
+
+
+def convergence(event_ticks: Sequence[int], unsettled: Sequence[tuple[int, int]], end: int, *,
+                formed: int = 0) -> tuple[int, ...]:
+    """Per event tick T: ticks from T to the first tick >= T that ended settled, inclusive (``unsettled``:
+    maximal ``[first, end)`` spans of the ticks that ended unsettled); a group never settled by the
+    last tick run, ``end``, counts to it. The start (tick 0) counts from ``formed`` on (the last of
+    the joins that form the group)."""
     out = []
     for t in sorted(set(event_ticks)):
         s = max(t, formed) if t == 0 else t
-        while s in unsettled and s < end:
-            s += 1
-        out.append(s - t + 1)
+        for a, b in unsettled:
+            if a <= s < b:
+                s = b
+                break
+        out.append(min(s, end) - t + 1)
     return tuple(out)
+
+
+def protocol_row_fields(converge: Sequence[int], unsettled: Sequence[tuple[int, int]] | None,
+                        unowned: int | None) -> dict[str, Any]:
+    """The convergence columns both protocols' history rows carry (``converge``: ticks per event)."""
+    import statistics
+
+    text = ",".join(str(c) for c in converge)
+    return {
+        "converge_ticks_median": float(statistics.median(converge)) if converge else None,
+        "converge_ticks_max": max(converge) if converge else None,
+        "converge_events": (text if len(text) <= 2000 else text[:1997] + "...") or None,
+        "unsettled_ticks": None if unsettled is None else sum(b - a for a, b in unsettled),
+        "unowned_ticks": unowned,
+    }
 
 
 class _Observer:
@@ -206,9 +235,9 @@ def run_protocol(history: Any, assignor: str, coordinator: str = COORDINATOR) ->
     event_ticks = tuple(sorted({0} | {e.at for e in doc.schedule.events[history.start_members:]}))
     return ProtocolRun(
         verdicts=result.verdicts, event_ticks=event_ticks,
-        converge=convergence(event_ticks, observer.unsettled, observer.last,
+        converge=convergence(event_ticks, spans(observer.unsettled), observer.last,
                              formed=doc.schedule.events[history.start_members - 1].at if history.start_members else 0),
-        unsettled=len(observer.unsettled), unowned=observer.unowned, moved=observer.moved, ticks=result.ticks,
+        unsettled=spans(observer.unsettled), unowned=observer.unowned, moved=observer.moved, ticks=observer.last + 1,
         ended=result.ended, coordinator=result.coordinator, document=document, seconds=time.perf_counter() - started,
     )
 

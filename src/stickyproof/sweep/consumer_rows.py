@@ -19,7 +19,7 @@ from ..model import dump_json
 from .columns import HISTORY, INVARIANTS, REBALANCE, coerce, empty_row, is_failing
 from .rows import HISTORIES, MAIN, TaskParams, error_text, failure_document, features_of, scenario_hash
 
-__all__ = ["CONSUMER_INVARIANTS", "consumer_history_task", "consumer_scale", "consumer_step_scenario", "protocol_row_fields"]
+__all__ = ["CONSUMER_INVARIANTS", "consumer_history_task", "consumer_scale", "consumer_step_scenario"]
 
 #: The server-side contracts' own failures (models/invariants.md §5.2) -> their row columns; ``stickiness``
 #: (K1: kept fewer than a within-one assignment keeps) is ``kept_below_promise``, the ratio's column being taken.
@@ -173,7 +173,7 @@ def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:
     convergence, unowned partition-heartbeats, moves and monitors on the history row. A failed
     monitor is the history's failure, labelled when Kafka's design explains it; a crash of the run is
     the row's ``error``."""
-    from .consumer_protocol import monitor_labels, run_protocol
+    from .consumer_protocol import monitor_labels, protocol_row_fields, run_protocol
 
     try:
         run = run_protocol(history, assignor)
@@ -191,29 +191,3 @@ def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:
     if labels:
         row["monitor_failures"] = _bounded([v.to_dict() for v in run.failed])
         row["replay"] = dump_json(dict(run.document))
-
-
-def protocol_row_fields(converge: tuple[int, ...], unsettled: int | None, unowned: int | None) -> dict[str, Any]:
-    """The convergence columns both protocols' history rows carry (``converge`` per event, in ticks)."""
-    import statistics
-
-    text = ",".join(str(c) for c in converge)
-    return {
-        "converge_ticks_median": float(statistics.median(converge)) if converge else None,
-        "converge_ticks_max": max(converge) if converge else None,
-        "converge_events": text if len(text) <= 2000 else text[:1997] + "...",
-        "unsettled_ticks": unsettled,
-        "unowned_ticks": unowned,
-    }
-
-
-def consumer_step_scenario(seed: int, index: int, scale: str, assignor: str, rebalance: int) -> Any:
-    """The group step ``rebalance`` of consumer history ``index`` handed ``assignor`` (the report's
-    replay of a row the sweep kept no file for)."""
-    from ..grading import consumer_group_run
-    from ..lookup import get_assignor
-    from ..scenarios.consumer_histories import draw_consumer_history, run_consumer_history
-
-    history = draw_consumer_history(seed, index, scale=scale)
-    steps = run_consumer_history(history, consumer_group_run(get_assignor(assignor)))
-    return steps[rebalance - 1].scenario
