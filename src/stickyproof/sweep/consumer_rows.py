@@ -191,3 +191,15 @@ def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:
     if labels:
         row["monitor_failures"] = _bounded([v.to_dict() for v in run.failed])
         row["replay"] = dump_json(dict(run.document))
+
+
+def consumer_step_scenario(seed: int, index: int, scale: str, assignor: str, rebalance: int) -> Any:
+    """The group step ``rebalance`` of consumer history ``index`` handed ``assignor`` (the report's
+    replay of a row the sweep kept no file for)."""
+    from ..grading import consumer_group_run
+    from ..lookup import get_assignor
+    from ..scenarios.consumer_histories import draw_consumer_history, run_consumer_history
+
+    history = draw_consumer_history(seed, index, scale=scale)
+    steps = run_consumer_history(history, consumer_group_run(get_assignor(assignor)))
+    return steps[rebalance - 1].scenario
