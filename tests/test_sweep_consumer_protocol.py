@@ -181,3 +181,15 @@ def test_one_protocol_alone_gets_its_block_and_nothing_makes_none(protocol):
     assert protocol_lines(pd.DataFrame([], columns=HISTORY_FRAME)) == ()
     (pooled, _) = protocol_lines(pd.DataFrame([_history(0, "x", protocol, unowned_ticks=3)]))
     assert pooled.protocol == ("consumer" if protocol == "consumer" else "classic") and pooled.unowned_ticks == 3.0
+
+
+def test_consumer_monitor_failures_are_findings_a_hazard_or_unexpected():
+    from stickyproof.sweep.findings import collect_findings
+
+    zombie = _history(0, "uniform@4.0.0", "consumer", monitors_failed="no-double-ownership",
+                      monitor_hazards="no-double-ownership:zombie")
+    broken = _history(1, "uniform", "consumer", monitors_failed="convergence", monitor_unexpected="convergence")
+    findings = {(f.section, f.rule): f for f in collect_findings([], [zombie, broken, _history(2, "uniform", "consumer")])}
+    assert set(findings) == {("hazard", "no-double-ownership:zombie"), ("unexpected", "uniform: monitor convergence")}
+    assert findings[("hazard", "no-double-ownership:zombie")].histories == 1, "a release's name explains no coordinator failure"
+    assert findings[("unexpected", "uniform: monitor convergence")].failures == {"monitor:convergence": 1}
