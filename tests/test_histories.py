@@ -30,6 +30,7 @@ def _same_run(a: HistoryRun, b: HistoryRun) -> None:
         assert x == y, (a.name, a.assignor, x.number)
     assert a.monitors == b.monitors and (a.ticks, a.ended) == (b.ticks, b.ended), (a.name, a.assignor)
     assert (a.follow_ups, a.unowned) == (b.follow_ups, b.unowned)
+    assert (a.unowned_ticks, a.unsettled) == (b.unowned_ticks, b.unsettled), (a.name, a.assignor)
 
 
 # ------------------------------------------------------------------------------------------

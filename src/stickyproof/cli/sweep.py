@@ -14,7 +14,7 @@ from ._common import add_json_flag, add_limit_flags, limits_from, nonnegative_in
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ..sweep.console import ProgressLines, progress_bar, running_note, summary_lines, verdict_text
+    from ..sweep.console import ProgressLines, progress_bar, protocols_lines, running_note, summary_lines, verdict_text
     from ..sweep.findings import TITLES
     from ..sweep.run import DEFAULT_LIMITS, run_sweep
     from ..sweep.summary import summarize
@@ -87,7 +87,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         doc["summary"] = summary.to_dict()
         print_json(doc)
     else:
-        for line in (*verdict_text(summary), "", *summary_lines(summary, outcome.names)):  # the answer first, then the figures
+        protocols = protocols_lines(summary)
+        for line in (*verdict_text(summary), "", *summary_lines(summary, outcome.names),  # the answer first, then the figures
+                     *([""] + protocols if protocols else [])):
             print(line)
         g = outcome.grading
         print(f"{g.tasks_computed} tasks run ({g.tasks_present} already present), {g.rows_written} rows, "

@@ -75,6 +75,8 @@ class Simulation:
         self._committed_seen = 0
         self._last_views: tuple | None = None
         self._ended: str | None = None
+        self.unowned_ticks = 0  # partition-ticks unowned (``measure``)
+        self.unsettled_ranges: list[list[int]] = []  # [first, end) spans of ticks that ended unsettled
         self.recorder = Recorder(record_rebalances)
         self.tracing = True  # notes listing partitions are built only when a trace will show them
         self.joining: MemberProcess | None = None  # the process whose JoinGroup the coordinator is handling
@@ -469,6 +471,7 @@ class Simulation:
             subscribed_partitions=subscribed,
         )
         violations = tuple(self.monitors.check(state))
+        self.measure(t, settled, len(subscribed.difference(*state.owned.values())))
         group, members = self._views(t)
         views = (group, members)
         notes = tuple(self._notes)
@@ -481,6 +484,17 @@ class Simulation:
         step = Step(t, events, notes, group, members, violations)
         self.steps.append(step)
         return step
+
+    def measure(self, t: int, settled: bool, unowned: int, ticks: int = 1) -> None:
+        """The sweep's protocol measures of ``ticks`` ticks from ``t``: partitions of subscribed, existing
+        topics no running member owns, and whether the ticks ended unsettled (kept as spans)."""
+        self.unowned_ticks += unowned * ticks
+        if not settled:
+            spans = self.unsettled_ranges
+            if spans and spans[-1][1] == t:
+                spans[-1][1] = t + ticks
+            else:
+                spans.append([t, t + ticks])
 
     def _protocol_of(self, member_id: str) -> str:
         m = self.coordinator.members.get(member_id)

@@ -79,6 +79,10 @@ class HistoryRun:
     document: Mapping[str, Any] = field(compare=False, repr=False)
     seconds: float = field(default=0.0, compare=False)
     ticks_run: int = field(default=0, compare=False)  # ticks the engine ran (the stepper skips heartbeat-only ones)
+    #: partition-ticks no running member owned (partitions of subscribed, existing topics), every tick counted
+    unowned_ticks: int = 0
+    #: [first, end) spans of the ticks that ended with the group unsettled (``Simulation.settled``)
+    unsettled: tuple[tuple[int, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -137,6 +141,8 @@ def run_history(history, assignor: str | AssignorInfo, *, engine: str = "stepper
                                     config=schedule.config, without=switched, assignor=info.name),
         seconds=seconds,
         ticks_run=getattr(sim, "active_ticks", result.ticks),
+        unowned_ticks=sim.unowned_ticks,
+        unsettled=tuple((a, b) for a, b in sim.unsettled_ranges),
     )
 
 
@@ -238,6 +244,7 @@ class Stepper(Simulation):
         self._topic_partitions = _TopicPartitions()
         self._orphans: frozenset[TopicPartition] | None = None
         self._last: TickState | None = None
+        self._last_unowned = 0
 
     # -- what the monitors see ----------------------------------------------------------
 
@@ -278,6 +285,7 @@ class Stepper(Simulation):
         running = {n: p for n, p in self.processes.items() if p.running}
         self.now = t + 1
         settled = self.settled()
+        unowned = self._unowned(running)
         state = TickState(
             tick=t,
             consuming=self._fetched_twice(t, running),
@@ -287,10 +295,11 @@ class Stepper(Simulation):
             committed=committed,
             formed=formed,
             settled=settled,
-            subscribed_partitions=self._unowned(running) if settled else frozenset(),
+            subscribed_partitions=unowned if settled else frozenset(),
         )
         self.monitors.check(state)
-        self._last = state
+        self.measure(t, settled, len(unowned))
+        self._last, self._last_unowned = state, len(unowned)
         self.end_tick()
         return None
 
@@ -343,6 +352,7 @@ class Stepper(Simulation):
         if self._last is not None:
             self.monitors.check(replace(self._last, tick=t, committed=(), formed=()))
             self.monitors.charge_persisting(until - t - 1)
+            self.measure(t, self._last.settled, self._last_unowned, until - t)
         self.now = until
 
     def run(self):

@@ -187,6 +187,18 @@ HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("optimal_moves_known", "int"),
     ("known_rows", "int"),
     ("unowned", "int"),
+    # the history lived through its protocol: convergence and ownership per tick (both protocols), the
+    # consumer protocol's own moves and monitors (sweep/consumer_protocol.py)
+    ("converge_ticks_median", "float"),
+    ("converge_ticks_max", "int"),
+    ("converge_events", "str"),
+    ("unsettled_ticks", "int"),
+    ("unowned_ticks", "int"),
+    ("coordinator", "str"),
+    ("protocol_moved", "int"),
+    ("monitors_failed", "str"),
+    ("monitor_hazards", "str"),
+    ("monitor_unexpected", "str"),
     *((monitor_name, "bool") for monitor_name in (f"monitor_{m.replace('-', '_')}" for m in MONITORS)),
     ("monitor_failures", "str"),
     ("ended", "str"),
@@ -316,6 +328,25 @@ DESCRIPTIONS: dict[str, str] = {
     "optimal_moves_known": "the optimum's moves summed over the same rebalances",
     "known_rows": "rebalances whose optimum is known",
     "unowned": "partition-rebalances spent unowned: over cooperative rebalances, subscribed partitions the leader gave nobody",
+    "converge_ticks_median": "ticks (heartbeat intervals; both simulators) the group took to settle after an event, the median over the "
+                             "history's events (per event: from its tick to the first tick that ended settled, inclusive; "
+                             "the start counts from the first join); null when the run measured none",
+    "converge_ticks_max": "the most ticks any event of the history took to settle (as `converge_ticks_median`)",
+    "converge_events": "each event's ticks to settle, in tick order, comma-separated (events in one tick are one; "
+                       "bounded to 2,000 characters)",
+    "unsettled_ticks": "ticks that ended with the group unsettled (a rebalance or reconciliation under way, or a "
+                       "timeout still to come): the heartbeats spent converging",
+    "unowned_ticks": "partition-ticks unowned: over every tick, the partitions of subscribed, existing topics that no "
+                     "running member owns (an eager rebalance leaves all of them; a cooperative or KIP-848 one the moved "
+                     "ones); null for a classic run by the `simulator` engine",
+    "coordinator": "a consumer history: the KIP-848 coordinator release it ran on (`current`; docs/consumer-protocol.md)",
+    "protocol_moved": "a consumer history: partitions a member gave up while staying in the group (same process and "
+                      "member id) over the protocol run; compare `optimal_moves_known`",
+    "monitors_failed": "a consumer history: the consumer protocol's monitors that failed (comma-separated; "
+                       "docs/consumer-protocol.md); null when all held",
+    "monitor_hazards": "`monitor:label` for each failed monitor a known Kafka design explains (`no-double-ownership:"
+                       "zombie`: a member cut off past its session still fetching)",
+    "monitor_unexpected": "the failed monitors no known Kafka behaviour explains (comma-separated)",
     "monitor_no_double_consumption": "monitor: no partition is consumed by two members in the same tick (null when not reported)",
     "monitor_generations_increase": "monitor: within a coordinator epoch, committed generations increase and no member goes back to an older one",
     "monitor_stable_ownership": "monitor: whenever the group is settled, every subscribed partition is owned by a member",

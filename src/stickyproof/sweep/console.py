@@ -13,7 +13,8 @@ from .compare import ASPECTS, Comparison
 from .job import GradingStatus, Running
 from .summary import Summary, SummaryLine, verdict_lines
 
-__all__ = ["PROGRESS_SECONDS", "ProgressLines", "clock", "progress_bar", "running_note", "summary_lines", "verdict_text", "compare_table"]
+__all__ = ["PROGRESS_SECONDS", "ProgressLines", "clock", "progress_bar", "running_note", "summary_lines", "verdict_text",
+           "protocols_lines", "compare_table"]
 
 PROGRESS_SECONDS = 10.0
 """How often a sweep whose stderr is not a terminal (a CI log, ``2> file``) writes a progress line."""
@@ -168,6 +169,13 @@ def summary_lines(summary: Summary, names: Mapping[str, str] | None = None) -> l
         out.append("".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     out.extend(_LEGEND)
     return out
+
+
+def protocols_lines(summary: Summary) -> list[str]:
+    """The two protocols side by side (``sweep.protocols``), at most 120 columns; none without history rows."""
+    from .protocols import protocol_text
+
+    return protocol_text(summary.protocols)
 
 
 def compare_table(comparison: Comparison, *, limit: int = 20) -> list[Any]:

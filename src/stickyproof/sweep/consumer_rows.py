@@ -161,9 +161,36 @@ def consumer_history_task(seed: int, index: int, assignor: str, params: TaskPara
         failing_rows=sum(1 for r in rows if is_failing(r)),
         moved_total=sum(r["moved"] for r in rows if r.get("moved") is not None),
         moved_known=sum(r["moved"] for r in known), optimal_moves_known=sum(r["optimal_moves"] for r in known),
-        known_rows=len(known), ended="settled", history_seconds=time.perf_counter() - started,
+        known_rows=len(known), ended="settled",
     )
+    _protocol_fields(history_row, history, assignor)
+    history_row["history_seconds"] = time.perf_counter() - started
     return rows + [history_row]
+
+
+def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:
+    """The history lived through the consumer protocol (``consumer_protocol.run_protocol``): its
+    convergence, unowned partition-heartbeats, moves and monitors on the history row. A failed
+    monitor is the history's failure, labelled when Kafka's design explains it; a crash of the run is
+    the row's ``error``."""
+    from .consumer_protocol import monitor_labels, protocol_row_fields, run_protocol
+
+    try:
+        run = run_protocol(history, assignor)
+    except Exception as exc:  # noqa: BLE001 - the protocol run crashed: the history's error
+        row["error"] = error_text("protocol", exc)
+        return
+    row.update(protocol_row_fields(run.converge, run.unsettled, run.unowned))
+    labels = monitor_labels(run.verdicts)
+    row.update(
+        coordinator=run.coordinator, protocol_moved=run.moved, ended=run.ended, ticks=run.ticks, run_seconds=run.seconds,
+        monitors_failed=",".join(m for m, _ in labels) or None,
+        monitor_hazards=",".join(f"{m}:{label}" for m, label in labels if label) or None,
+        monitor_unexpected=",".join(m for m, label in labels if not label) or None,
+    )
+    if labels:
+        row["monitor_failures"] = _bounded([v.to_dict() for v in run.failed])
+        row["replay"] = dump_json(dict(run.document))
 
 
 def consumer_step_scenario(seed: int, index: int, scale: str, assignor: str, rebalance: int) -> Any:

@@ -118,6 +118,23 @@ def _release_text(name: str) -> str:
     return f"{release.description} ({', '.join(release.references)})"
 
 
+#: What a labelled consumer-protocol monitor failure is (``sweep.consumer_protocol.HAZARDS``).
+CONSUMER_HAZARDS = {
+    "zombie": "a KIP-848 member cut off from the coordinator past its session keeps fetching while its partitions "
+              "go to others (Kafka's design: its offset commits are fenced by member epoch, not modelled)",
+}
+
+
+def _consumer_monitors(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A consumer history's failed protocol monitors as (monitor, label), label '' when unexplained."""
+    failed = row.get("monitors_failed")
+    if not isinstance(failed, str) or not failed:
+        return []
+    hazards = row.get("monitor_hazards")
+    labels = dict(h.split(":", 1) for h in hazards.split(",")) if isinstance(hazards, str) and hazards else {}
+    return [(m, labels.get(m, "")) for m in failed.split(",")]
+
+
 def _historical(name: str) -> bool:
     try:
         from ..lookup import get_assignor
@@ -186,9 +203,10 @@ def collect_findings(rebalances: Iterable[Mapping[str, Any]], histories: Iterabl
                     (section, rule, text))
     for row in histories:
         failed = [m for m in MONITORS if row.get(monitor_column(m)) is False]
+        consumer = _consumer_monitors(row)
         error = row.get("error")
         crashed = isinstance(error, str) and bool(error)
-        if not failed and not crashed:
+        if not failed and not crashed and not consumer:
             continue
         assignor = str(row["assignor"])
         causes: list[tuple[str, str, str]]
@@ -196,6 +214,13 @@ def collect_findings(rebalances: Iterable[Mapping[str, Any]], histories: Iterabl
             kind = crash_signature(error)
             causes = [("unexpected", f"{assignor}: {kind}", f"the history run crashed ({kind})")]
             failed = [kind]
+        elif consumer:
+            # the consumer protocol's monitors judge the coordinator, not the assignor: a release's
+            # name explains none of them; a known hazard's label does
+            causes = [("hazard", f"{m}:{label}", CONSUMER_HAZARDS.get(label, label)) if label else
+                      ("unexpected", f"{assignor}: monitor {m}", f"the consumer protocol's {m} monitor failed with no known cause")
+                      for m, label in consumer]
+            failed = [m for m, _ in consumer]
         elif _historical(assignor):
             causes = [("historical", assignor, _release_text(assignor))]
         else:

@@ -310,6 +310,34 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence
     return f"<table{f' class={cls}' if cls else ''}><tr>{head}</tr>{body}</table>"
 
 
+def _protocols(summary: Summary) -> str:
+    """The two protocols side by side (``sweep.protocols``): a table and what its figures mean."""
+    from .protocols import PROTOCOL_LEGEND
+
+    if not summary.protocols:
+        return ""
+    rows = []
+    for line in summary.protocols:
+        name = (f"<b>{'classic protocol' if line.protocol == 'classic' else 'consumer protocol (KIP-848)'}</b>"
+                if line.assignor is None else "&nbsp;&nbsp;" + html.escape(line.assignor))
+        values = (str(line.histories), _num(line.converge_ticks, 1), _num(line.unsettled_ticks, 1),
+                  _num(line.unowned_ticks, 0), _num(line.moves_over_optimum, 2),
+                  f"{line.monitor_failures}" + (f" ({line.monitor_hazards} known hazard)" if line.monitor_hazards else ""))
+        rows.append((name, *values))
+    headers = ("protocol / assignor", "histories", "ticks to settle per event", "unsettled ticks",
+               "unowned partition-ticks", "moves / optimum", "histories with a failed monitor")
+    return ("<h2 id=protocols>Protocols side by side</h2>"
+            "<p>What migrating from the classic protocol to KIP-848's consumer protocol changes: classic assignors on "
+            "classic histories (the classic simulator), server-side assignors on consumer histories (the consumer "
+            "protocol's simulator, today's coordinator). Every figure is the median over histories.</p>"
+            + f"<div class=box>{_table(headers, rows)}</div>"
+            + f"<p class=muted>{html.escape(' '.join(' '.join(PROTOCOL_LEGEND).split()))}</p>")
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def _findings(findings: Sequence[Finding], cases: Sequence[Any]) -> str:
     by_key = {(c.section, c.rule): c for c in cases}
     parts = []
@@ -371,7 +399,7 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
         "<section id=verdict><h2>Verdict</h2>",
         f"<ul>{items}</ul>",
         f"<p>Findings: {findings_line}. <a href='#worst'>Worst rebalances</a> · <a href='#stickiness'>stickiness</a>"
-        " · <a href='#summary'>the table</a></p></section>",
+        " · <a href='#summary'>the table</a> · <a href='#protocols'>protocols side by side</a></p></section>",
         "<h2 id=summary>Summary</h2>",
         f"<div class=box>{table}</div>",
         f"<p class=muted>{html.escape(SUMMARY_NOTE)}</p>",
@@ -382,6 +410,7 @@ def write_report(out: SweepDir, summary: Summary, rebalances: Any, histories: An
         "the best possible, never above). A failure is a broken promise; the sections below say which failures are "
         f"known Kafka hazards ({counts['hazard']}), real Kafka bugs on reachable states ({counts['kafka-bug']}), "
         f"historical incidents ({counts['historical']}) and unexpected ({counts['unexpected']}).</p>",
+        _protocols(summary),
         figure("stickiness"),
         "<p class=muted>Read it from the right: the height of a line just left of 1 is the share of rebalances "
         "where the assignor kept less than it could; a line that stays at 0 until 1 is optimal everywhere. "

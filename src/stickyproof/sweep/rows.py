@@ -63,6 +63,7 @@ __all__ = [
     "truth_of",
     "failure_document",
     "history_document",
+    "classic_protocol_fields",
 ]
 
 MAIN = "main"
@@ -323,6 +324,7 @@ def history_row(seed: int, index: int, history: Any, run: Any, rows: Sequence[di
         run_seconds=run.seconds, history_seconds=seconds,
         protocol=_protocols(rows),
     )
+    row.update(classic_protocol_fields(run))
     verdicts = {v.monitor: v for v in run.monitors}
     for monitor in MONITORS:
         verdict = verdicts.get(monitor)
@@ -332,6 +334,17 @@ def history_row(seed: int, index: int, history: Any, run: Any, rows: Sequence[di
     if failed or row["failing_rows"]:
         row["replay"] = dump_json(dict(run.document))
     return row
+
+
+def classic_protocol_fields(run: Any) -> dict[str, Any]:
+    """The convergence columns of a classic run (``sweep.consumer_protocol.protocol_row_fields``): per
+    event tick of the run's document, ticks to the first settled tick; unsettled ticks; unowned
+    partition-ticks. The group's first members join at tick 0, the start."""
+    from .consumer_protocol import convergence, protocol_row_fields
+
+    ticks = [e["at"] for e in run.document.get("events", ())]
+    converge = convergence([0, *ticks], run.unsettled, max(0, run.ticks - 1))
+    return protocol_row_fields(converge, run.unsettled, run.unowned_ticks)
 
 
 def history_document(seed: int, index: int, scale: str, assignor: str) -> dict[str, Any]:

@@ -65,7 +65,8 @@ HISTORY_FRAME = [
     "source", "seed", "index", "assignor", "scale", "rebalances", "follow_ups", "failing_rows", "moved_total",
     "moved_known", "optimal_moves_known", "known_rows", "unowned", *(monitor_column(m) for m in MONITORS),
     "monitor_failures", "ended", "run_seconds", "history_seconds", "error", "start_members", "start_partitions",
-    "protocol", "episodes",
+    "protocol", "episodes", "converge_ticks_median", "unsettled_ticks", "unowned_ticks", "monitors_failed",
+    "monitor_hazards", "monitor_unexpected", "protocol_moved",
 ]
 
 
@@ -118,13 +119,16 @@ class Summary:
     histories: int
     by: str | None
     lines: tuple[SummaryLine, ...]
+    #: the two group protocols side by side (``sweep.protocols``), from the history rows
+    protocols: tuple[Any, ...] = ()
 
     def overall(self) -> tuple[SummaryLine, ...]:
         return tuple(line for line in self.lines if line.klass == ALL)
 
     def to_dict(self) -> dict[str, Any]:
         return {"out": str(self.out), "rows": self.rows, "histories": self.histories, "by": self.by,
-                "lines": [line.to_dict() for line in self.lines]}
+                "lines": [line.to_dict() for line in self.lines],
+                "protocols": [line.to_dict() for line in self.protocols]}
 
 
 def cause_of(event: Any, follow_up: Any = False) -> str:
@@ -258,6 +262,8 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
     by_kind = _failures_by_kind(frame[failing])
     errors = sum(n for kinds, _, n in by_kind if set(kinds.split("+")) & set(ERROR_KINDS))
     monitor_failed = (histories[[monitor_column(m) for m in MONITORS]] == False).any(axis=1)  # noqa: E712
+    if "monitors_failed" in histories:  # a consumer history's protocol monitors (sweep/consumer_protocol.py)
+        monitor_failed = monitor_failed | histories["monitors_failed"].notna()
     return SummaryLine(
         assignor=assignor,
         klass=klass,
@@ -286,8 +292,24 @@ def _line(assignor: str, klass: str, frame: Any, histories: Any) -> SummaryLine:
         crashes=int(crashed.sum()),
         failures_by_kind=by_kind,
         monitors_failed=tuple((m, int(n)) for m in MONITORS
-                              if (n := (histories[monitor_column(m)] == False).sum())),  # noqa: E712
+                              if (n := (histories[monitor_column(m)] == False).sum())) + _consumer_monitors(histories),  # noqa: E712
     )
+
+
+def _consumer_monitors(histories: Any) -> tuple[tuple[str, int], ...]:
+    """(monitor, histories) for the consumer protocol's failed monitors, a known hazard's label kept
+    (``no-double-ownership:zombie``)."""
+    if "monitors_failed" not in histories:
+        return ()
+    counts: dict[str, int] = {}
+    for failed, hazards in zip(histories["monitors_failed"], histories.get("monitor_hazards", [None] * len(histories))):
+        if not isinstance(failed, str) or not failed:
+            continue
+        labels = dict(h.split(":", 1) for h in hazards.split(",")) if isinstance(hazards, str) and hazards else {}
+        for m in failed.split(","):
+            key = f"{m} ({labels[m]}: known hazard)" if m in labels else m
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(sorted(counts.items()))
 
 
 def summarize_frame(out: Path, rebalances: Any, histories: Any, *, by: str | None = None) -> Summary:
@@ -310,7 +332,10 @@ def summarize_frame(out: Path, rebalances: Any, histories: Any, *, by: str | Non
         for value in sorted(values.unique()):
             hmine = hist[hvalues == value] if hvalues is not None else hist.iloc[0:0]
             lines.append(_line(assignor, value, mine[values == value], hmine))
-    return Summary(out=out, rows=int(frame["valid"].notna().sum()), histories=int(len(histories)), by=by, lines=tuple(lines))
+    from .protocols import protocol_lines
+
+    return Summary(out=out, rows=int(frame["valid"].notna().sum()), histories=int(len(histories)), by=by, lines=tuple(lines),
+                   protocols=protocol_lines(histories))
 
 
 def summarize(out: Path | str, *, by: str | None = None) -> Summary:

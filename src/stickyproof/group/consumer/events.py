@@ -42,6 +42,7 @@ CONSUMER_EVENT_KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "subscribe": (("member", "topics"), ()),
     "add-partitions": (("topic", "count"), ("racks",)),
     "delete-topic": (("topic",), ()),
+    "create-topic": (("topic", "count"), ("racks",)),
     "restart": (("member",), ("topics", "rack", "instance_id")),
     "heartbeat-loss": (("member", "ticks"), ("direction",)),
     "slow-revocation": (("member", "ticks"), ()),
@@ -105,6 +106,8 @@ class ConsumerEvent:
             return f"{self.count} partitions added to {self.topic}"
         if k == "delete-topic":
             return f"topic {self.topic} deleted"
+        if k == "create-topic":
+            return f"topic {self.topic} created with {self.count} partitions"
         if k == "restart":
             changes = ", ".join(f"{f}={_show(getattr(self, f))}" for f in ("topics", "rack", "instance_id", "assignors") if f in self.given)
             if self.group_protocol:

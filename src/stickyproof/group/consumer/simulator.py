@@ -11,7 +11,7 @@ takes partitions as soon as a response tells it to, and acknowledges in its next
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ...errors import InvalidOption, InvalidScenario
 from ...model import Scenario, Topic, TopicPartition
@@ -136,11 +136,14 @@ class ConsumerSimulation:
     # ------------------------------------------------------------------------------------------
     # Running
 
-    def run(self) -> ConsumerResult:
-        """Run to settlement after the last event, or to ``config.max_ticks``."""
+    def run(self, observe: Callable[["ConsumerSimulation"], None] | None = None) -> ConsumerResult:
+        """Run to settlement after the last event, or to ``config.max_ticks``; ``observe`` is called
+        after every tick (the sweep reads its convergence and ownership measures there)."""
         ended = "max_ticks"
         while self.now < self.config.max_ticks:
             self.tick()
+            if observe is not None:
+                observe(self)
             if self._done():
                 ended = "settled"
                 break
@@ -297,6 +300,10 @@ class ConsumerSimulation:
             racks = None if t.racks is None and e.racks is None else \
                 (t.racks or tuple(() for _ in range(t.partitions))) + (e.racks or tuple(() for _ in range(e.count)))
             self.cluster[e.topic] = replace(t, partitions=t.partitions + e.count, racks=racks)
+        elif k == "create-topic":
+            if e.topic in self.cluster:
+                raise InvalidScenario(f"{e.path}.topic", f"topic {e.topic!r} already exists at tick {e.at}")
+            self.cluster[e.topic] = Topic(e.topic, e.count, e.racks)
         elif k == "delete-topic":
             if e.topic not in self.cluster:
                 raise InvalidScenario(f"{e.path}.topic", f"no topic {e.topic!r} at tick {e.at}")
@@ -311,6 +318,10 @@ class ConsumerSimulation:
         live = {p.member_id for p in self.processes.values() if p.status in (MEMBER, JOINING)}
         return any(mid not in live for mid in self.coordinator.members) or \
             any(p.status == STALLED or self.now < p.loss_until or self.now < p.slow_until for p in self.processes.values())
+
+    def unsettled(self) -> str | None:
+        """Why the group is not settled at the end of the tick just run, or None (``_unsettled``)."""
+        return self._unsettled()
 
     def _unsettled(self) -> str | None:
         """Why the group is not settled, or None: every running member STABLE at the group epoch and
