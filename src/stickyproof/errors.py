@@ -20,10 +20,11 @@ else escaping is a bug and should show its traceback.
     │       └── AssignorGarbage  ... or answered something that is not an answer (kind ``garbage``)
     ├── BrokerUnavailable      the live broker could not be built, started or reached (live.broker)
     ├── MemberFailed           a live member could not be built or started, or its process died (live.java_member)
+    ├── NotAHistory            a simulation the KIP-848 model cannot express as a history (group.consumer.history_export)
     ├── SolverError            a solver failed to build or solve (translated from OR-Tools / Z3)
     └── SweepError             the Spark pipeline could not run (translated from PySpark / Java)
 
-The classes live here, except the six defined beside the one module that raises them (named in
+The classes live here, except the seven defined beside the one module that raises them (named in
 parentheses). The CLI catches this family only, prints ``TypeName: message`` on stderr and exits 2.
 """
 

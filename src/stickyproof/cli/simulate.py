@@ -26,6 +26,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         from ..model import parse_json
 
         document = parse_json(sys.stdin.buffer.read(), "standard input")
+    replayed = _replay_history(args, ref, document)
+    if replayed is not None:
+        return replayed
     from ..group.consumer.runner import consumer_simulation_for
 
     consumer = consumer_simulation_for(ref, document)
@@ -57,6 +60,47 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             named = get_assignor(assignor).display or None  # resolved by the run already: the lookup's cache
         sys.stdout.write(render_report(result, width=width, notes=not args.brief, assignor_name=named))
     return 0 if result.ok else 1
+
+
+def _replay_history(args: argparse.Namespace, ref: str, document) -> int | None:
+    """A ``stickyproof.kip848-history/1`` document (or ``prove --json`` output carrying one) replayed
+    on the coordinator release it names or ``--coordinator``; None when ``ref`` holds no history."""
+    from pathlib import Path
+
+    from ..errors import InvalidOption, InvalidScenario
+    from ..group.consumer.history import is_history_document, replay_history
+    from ..model import parse_json
+
+    if ref != "-":
+        path = Path(ref)
+        if not path.is_file():
+            return None
+        try:
+            document = parse_json(path.read_bytes(), ref)
+        except OSError as exc:
+            raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
+    if not is_history_document(document):
+        return None
+    for flag, value in (("--without", args.without), ("--protocol", args.protocol), ("--events", args.events),
+                        ("--assignor", args.assignor)):
+        if value:
+            raise InvalidOption(flag, "a KIP-848 history fixes its events and targets; only --coordinator applies")
+    replay = replay_history(document, args.coordinator)
+    if args.json:
+        out = replay.result.to_dict()
+        out["replay"] = replay.to_dict()
+        print_json(out)
+    else:
+        import shutil
+
+        from ..group.consumer.report import render_consumer_report
+
+        width = shutil.get_terminal_size((160, 24)).columns
+        sys.stdout.write(replay.summary() + "\n")
+        for line in replay.mismatches:
+            sys.stdout.write(f"  differs: {line}\n")
+        sys.stdout.write(render_consumer_report(replay.result, width=width, notes=not args.brief))
+    return 0 if replay.result.ok else 1
 
 
 def _simulate_consumer_group(args: argparse.Namespace, sim) -> int:
@@ -96,7 +140,10 @@ def add_simulate(sub: argparse._SubParsersAction) -> None:
         "\"consumer\") runs KIP-848's protocol instead: the coordinator computes targets with a server-side assignor "
         "and members reconcile by heartbeat (docs/consumer-protocol.md). A document one of whose join or restart "
         "events names a group_protocol is a migration history: the group moves between the classic and the consumer "
-        "protocol as its members restart (docs/consumer-protocol.md, Online migration).",
+        "protocol as its members restart (docs/consumer-protocol.md, Online migration). A stickyproof.kip848-history/1 "
+        "document, or the JSON of `stickyproof prove reconciliation.kafka-16147 --json`, is replayed request by request "
+        "on the coordinator release it names (or --coordinator) with its exact targets (docs/consumer-protocol.md, "
+        "Replaying a proof's history).",
     )
     p.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                    help="bundled scenario name, scenario file, stickyproof.simulation/1 document, or '-' for standard input")

@@ -267,6 +267,14 @@ class ConsumerCoordinator:
         self.notes.append(f"{member.member_id} left as static member {member.instance_id} (epoch -2, assignment kept)")
         return HeartbeatResponse(req.member_id, STATIC_LEAVE_EPOCH)
 
+    def bump_group_epoch(self, now: int, reason: str) -> None:
+        """Move the group epoch by one without a membership change, as a subscription-metadata change
+        does; the new target is computed at the next heartbeat, as for any bump. The history replay
+        (``history.py``) uses it for a ``new-target`` that no join or leave caused."""
+        self.group_epoch += 1
+        self.bumped_at = now
+        self.notes.append(f"group epoch -> {self.group_epoch} ({reason})")
+
     # ------------------------------------------------------------------------------------------
     # Timers
 
