@@ -66,7 +66,7 @@ HISTORY_FRAME = [
     "moved_known", "optimal_moves_known", "known_rows", "unowned", *(monitor_column(m) for m in MONITORS),
     "monitor_failures", "ended", "run_seconds", "history_seconds", "error", "start_members", "start_partitions",
     "protocol", "episodes", "converge_ticks_median", "unsettled_ticks", "unowned_ticks", "monitors_failed",
-    "monitor_hazards", "monitor_unexpected", "protocol_moved",
+    "monitor_hazards", "monitor_unexpected", "protocol_moved", "migration",
 ]
 
 
