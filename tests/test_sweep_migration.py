@@ -165,3 +165,13 @@ def test_the_protocols_side_by_side_has_a_migration_line():
     assert all(len(t) <= 120 for t in text) and text[0].endswith("and migrations")
     assert any(t.startswith("migration classic -> consumer") and t.rstrip().endswith("1") for t in text)
     assert "<b>migration classic -&gt; consumer</b>" in _protocols(summary)
+
+
+def test_an_assignors_summary_line_counts_its_own_histories_not_the_migrations():
+    consumer = {name: None for name in HISTORY_FRAME}
+    consumer.update(source="histories", seed=0, index=1, assignor="consumer-range", protocol="consumer")
+    histories = _frame(consumer, migration_row(1, 0, "consumer-range", "before-kafka-19449"))
+    summary = summarize_frame(Path("out"), pd.DataFrame([], columns=REBALANCE_FRAME + ["cause"]), histories)
+    (line,) = summary.lines
+    assert line.histories == 1 and line.monitor_failures == 0 and summary.histories == 2
+    assert [x.monitor_failures for x in summary.protocols if x.protocol == "migration"] == [1, 1]

@@ -27,8 +27,9 @@ from .consumer_protocol import COORDINATOR, ProtocolRun, convergence, gap_after,
 __all__ = ["MIGRATION_HISTORIES", "MIGRATION_POLICY", "migration_document", "run_migration", "migration_row",
            "wants_migration"]
 
-#: How many drawn migrations each of today's server-side assignors runs in the main job (indexes 0, 1, 2).
-MIGRATION_HISTORIES = 3
+#: How many drawn migrations each of today's server-side assignors runs in the main job (indexes 0-7; tens
+#: of milliseconds each, docs/sweep.md).
+MIGRATION_HISTORIES = 8
 
 #: The policy the drawn migrations run under: Kafka's default, which allows both directions.
 MIGRATION_POLICY = "bidirectional"
