@@ -82,7 +82,8 @@ def _rows(index: int, assignor: str) -> list[dict]:
 
 
 def test_consumer_history_rows_carry_provenance_and_the_consumer_columns():
-    *rebalances, history = _rows(5, "uniform")
+    *rebalances, history, migration = _rows(5, "uniform")  # a migration's row comes last (sweep/migration_rows.py)
+    assert migration["kind"] == HISTORY and migration["migration"] is True
     assert history["kind"] == HISTORY and history["protocol"] == "consumer" and history["scale"] == "small"
     assert history["rebalances"] == len(rebalances) and history["failing_rows"] == 0
     assert all(r["kind"] == REBALANCE and r["protocol"] == "consumer" and r["trigger"] and r["event"] for r in rebalances)

@@ -120,7 +120,7 @@ def hunt_cases(result: "HuntResult", *, saved: Sequence[str] = ()) -> list[Case]
 
 
 _ROW_COLUMNS = ["kind", "source", "seed", "index", "rebalance", "assignor", "failing", "failures", "signature",
-                "valid", "error", "skipped", "hazard_categories", "monitor_failures", "grade_seconds"]
+                "valid", "error", "skipped", "hazard_categories", "monitor_failures", "grade_seconds", "migration"]
 
 
 def _null(value: Any) -> bool:
@@ -139,13 +139,14 @@ def sweep_cases(out: str | Path) -> list[Case]:
 
     sweep = SweepDir(Path(out))
     table = read_table(sweep.grades, columns=_ROW_COLUMNS)
-    groups: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
-    for row in table.to_pylist():
-        groups.setdefault((row["assignor"], row["seed"], row["index"]), []).append(row)
+    groups: dict[tuple[str, int, int, bool], list[dict[str, Any]]] = {}
+    for row in table.to_pylist():  # a migration's row (sweep.migration_rows) is a case of its own
+        groups.setdefault((row["assignor"], row["seed"], row["index"], row["migration"] is True), []).append(row)
     cases = []
-    for (assignor, seed, index), rows in sorted(groups.items()):
+    for (assignor, seed, index, migration), rows in sorted(groups.items()):
         rows.sort(key=lambda r: (r["kind"] != "history", r["rebalance"] or 0))
-        name = f"{'history' if rows[0]['source'] == 'histories' else 'group'} {seed}-{index}"
+        kind = "migration" if migration else "history" if rows[0]["source"] == "histories" else "group"
+        name = f"{kind} {seed}-{index}"
         seconds = sum(float(r["grade_seconds"] or 0.0) for r in rows if r["kind"] != "history")
         classname = f"stickyproof.sweep.{assignor}"
         rebalances = [r for r in rows if r["kind"] != "history"]
@@ -160,7 +161,7 @@ def sweep_cases(out: str | Path) -> list[Case]:
             path = sweep.failures / failure_file_name(seed, index, r["rebalance"], assignor)
             replay.append(f"replay: stickyproof grade {q(str(path))} --assignor {q(assignor)}")
         if history is not None and (failing or not _null(monitors) and monitors):
-            path = sweep.histories / history_file_name(seed, index, assignor)
+            path = sweep.histories / history_file_name(seed, index, assignor, migration)
             replay.append(f"replay history: stickyproof simulate {q(str(path))} --assignor {q(assignor)}")
         if failed or (not _null(monitors) and monitors):
             lines = [f"rebalance {r['rebalance']}: {r['failures'] or r['signature'] or 'failing'}"

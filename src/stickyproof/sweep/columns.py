@@ -9,7 +9,8 @@ Arrow schema, told apart by ``kind``:
 - ``history``: one per history run (``rebalance`` null): the history measures (moves against the
   per-rebalance optimum, follow-ups, unowned partition-rebalances, each monitor's verdict).
 
-The key of a row is (``seed``, ``index``, ``rebalance``, ``assignor``); (``seed``, ``index``,
+The key of a row is (``seed``, ``index``, ``rebalance``, ``assignor``), and ``migration`` for a
+history row (a consumer history's task also writes its migration's row); (``seed``, ``index``,
 ``assignor``) is a task, which resume counts as done once any of its rows is committed (a task's rows
 are committed together, ``store.py``). What each grade column means is models/invariants.md §4;
 ``sweep/rows.py`` fills them.
@@ -175,6 +176,7 @@ REBALANCE_COLUMNS: tuple[tuple[str, str], ...] = (
 
 HISTORY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("name", "str"),
+    ("migration", "bool"),
     ("episodes", "str"),
     ("start_members", "int"),
     ("start_partitions", "int"),
@@ -316,6 +318,9 @@ DESCRIPTIONS: dict[str, str] = {
     "scenario": "a failing row's leader input as JSON, with its verdict as a regression file (also in `DIR/failures/`); null otherwise",
     # history rows
     "name": "the history's name",
+    "migration": "true on a classic -> consumer migration's row (sweep/migration_rows.py: a classic group upgraded online "
+                 "to KIP-848's protocol, sometimes downgraded back), which shares its task's (seed, index, assignor) with "
+                 "the consumer history's row; null on every other row",
     "episodes": "the kinds of episode the history was drawn from (comma-separated)",
     "start_members": "members at the start of the history",
     "start_partitions": "partitions in the cluster at the start",
@@ -474,7 +479,8 @@ def columns_page() -> str:
         "input) and `history` (one history run). Read them with `pyarrow.dataset` or",
         "`spark.read.parquet(DIR/grades)` (which adds the `chunk` column of the directory layout);",
         "docs/sweep.md says what the sweep does with them. The key of a row is (`seed`, `index`,",
-        "`rebalance`, `assignor`). The timing columns (`*_seconds`) differ from run to run by nature.",
+        "`rebalance`, `assignor`), and `migration` for a history row. The timing columns (`*_seconds`) differ from",
+        "run to run by nature.",
         "",
         "## Key (every row)",
         "",

@@ -165,7 +165,15 @@ def consumer_history_task(seed: int, index: int, assignor: str, params: TaskPara
     )
     _protocol_fields(history_row, history, assignor)
     history_row["history_seconds"] = time.perf_counter() - started
-    return rows + [history_row]
+    return rows + [history_row] + _migration(seed, index, assignor)
+
+
+def _migration(seed: int, index: int, assignor: str) -> list[dict[str, Any]]:
+    """The migration row this task also writes (``sweep.migration_rows``), for the first few indexes
+    and today's assignors; none otherwise."""
+    from .migration_rows import migration_row, wants_migration
+
+    return [migration_row(seed, index, assignor)] if wants_migration(index, assignor) else []
 
 
 def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:

@@ -45,12 +45,13 @@ class Example:
     rebalance: int | None
     assignor: str
     source: str
+    migration: bool = False  # a migration's history row (sweep.migration_rows), which shares its task's key
 
     def failure_file(self) -> str:
         return failure_file_name(self.seed, self.index, self.rebalance, self.assignor)
 
     def history_file(self) -> str:
-        return history_file_name(self.seed, self.index, self.assignor)
+        return history_file_name(self.seed, self.index, self.assignor, self.migration)
 
 
 @dataclass
@@ -153,7 +154,8 @@ def _example(row: Mapping[str, Any]) -> Example:
     rebalance = row.get("rebalance")
     rebalance = None if rebalance is None or rebalance != rebalance else int(rebalance)
     return Example(num("subscribed_partitions") or num("start_partitions"), num("members") or num("start_members"),
-                   int(row["seed"]), int(row["index"]), rebalance, str(row["assignor"]), str(row.get("source") or ""))
+                   int(row["seed"]), int(row["index"]), rebalance, str(row["assignor"]), str(row.get("source") or ""),
+                   row.get("migration") == True)  # noqa: E712 - numpy's bool too
 
 
 def _add(findings: dict[tuple[str, str], Finding], section: str, rule: str, text: str) -> Finding:
@@ -217,8 +219,10 @@ def collect_findings(rebalances: Iterable[Mapping[str, Any]], histories: Iterabl
         elif consumer:
             # the consumer protocol's monitors judge the coordinator, not the assignor: a release's
             # name explains none of them; a known hazard's label does
+            what = "migration" if row.get("migration") == True else "consumer protocol"  # noqa: E712
             causes = [("hazard", f"{m}:{label}", CONSUMER_HAZARDS.get(label, label)) if label else
-                      ("unexpected", f"{assignor}: monitor {m}", f"the consumer protocol's {m} monitor failed with no known cause")
+                      ("unexpected", f"{assignor}: {'migration ' if what == 'migration' else ''}monitor {m}",
+                       f"the {what}'s {m} monitor failed with no known cause")
                       for m, label in consumer]
             failed = [m for m, _ in consumer]
         elif _historical(assignor):

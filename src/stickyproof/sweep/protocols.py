@@ -19,6 +19,11 @@ MEDIAN OVER HISTORIES of a history's figure, so one large history weighs as much
 The two protocols live different histories (the classic draw has stalls, upgrades and fail-overs
 the consumer draw has not; the consumer draw spaces its events so each settles on its own), so the
 figures compare what each protocol costs on its own kind of life, not the same life twice.
+
+A third line, ``migration``, is the switch itself: drawn classic groups upgraded online to the
+consumer protocol and sometimes downgraded back (``sweep.migration_rows``, rows with ``migration``
+true), one line per server-side assignor under it; ``moves/opt`` is unmeasured there (no graded
+targets).
 """
 
 from __future__ import annotations
@@ -28,16 +33,23 @@ from typing import Any
 
 from .columns import MONITORS, monitor_column
 
-__all__ = ["CLASSIC", "CONSUMER", "ProtocolLine", "protocol_lines", "protocol_text", "PROTOCOL_LEGEND"]
+__all__ = ["CLASSIC", "CONSUMER", "MIGRATION", "PROTOCOL_TITLES", "ProtocolLine", "protocol_lines", "protocol_text",
+           "PROTOCOL_LEGEND"]
 
 CLASSIC = "classic"
 CONSUMER = "consumer"
+MIGRATION = "migration"
+
+#: The pooled line's name per protocol, in the block's order.
+PROTOCOL_TITLES = {CLASSIC: "classic protocol", CONSUMER: "consumer protocol (KIP-848)",
+                   MIGRATION: "migration classic -> consumer"}
 
 #: What the console says under the block (each line at most 120 columns).
 PROTOCOL_LEGEND = (
     "median over histories: ticks/event = heartbeats from an event to a settled group; unsettled = ticks not settled;",
     "  unowned = partition-ticks no member owned; moves/opt = partitions moved over the optimum's moves; monitors:",
-    "  histories where a protocol monitor failed (known Kafka hazards among them). Each protocol lives its own histories.",
+    "  histories where a protocol monitor failed (known Kafka hazards among them). Each protocol lives its own histories;",
+    "  migration: classic groups upgraded online to the consumer protocol (sometimes downgraded back).",
 )
 
 
@@ -69,12 +81,14 @@ def _median(values: Any) -> float | None:
 
 
 def _protocol_of(row: dict[str, Any]) -> str:
+    if row.get("migration") == True:  # noqa: E712 - numpy's bool too
+        return MIGRATION
     return CONSUMER if row.get("protocol") == CONSUMER else CLASSIC
 
 
 def _failed(row: dict[str, Any]) -> tuple[bool, bool]:
     """(a monitor failed, every failure a known hazard) of one history row."""
-    if _protocol_of(row) == CONSUMER:
+    if _protocol_of(row) in (CONSUMER, MIGRATION):
         failed = isinstance(row.get("monitors_failed"), str) and bool(row["monitors_failed"])
         return failed, failed and not row.get("monitor_unexpected")
     return any(row.get(monitor_column(m)) is False for m in MONITORS), False
@@ -97,13 +111,14 @@ def _line(protocol: str, assignor: str | None, rows: list[dict[str, Any]]) -> Pr
 
 def protocol_lines(histories: Any) -> tuple[ProtocolLine, ...]:
     """The block from the history rows (a DataFrame of ``summary.HISTORY_FRAME``): per protocol present,
-    classic first, its pooled line then one per assignor; rows of a crashed run left out."""
+    classic first, then consumer, then migration, each its pooled line then one per assignor; rows of
+    a crashed run left out."""
     if histories is None or len(histories) == 0:
         return ()
     records = [{k: (None if v is None or v != v else v) for k, v in r.items()} for r in histories.to_dict("records")]
     records = [r for r in records if not r.get("error")]
     out: list[ProtocolLine] = []
-    for protocol in (CLASSIC, CONSUMER):
+    for protocol in PROTOCOL_TITLES:
         mine = [r for r in records if _protocol_of(r) == protocol]
         if not mine:
             continue
@@ -125,11 +140,12 @@ def protocol_text(lines: tuple[ProtocolLine, ...]) -> list[str]:
     if not lines:
         return []
     first = min(40, max([30] + [len(line.assignor or "") + 3 for line in lines]))
-    out = ["protocols side by side: classic assignors on classic histories, server-side ones on KIP-848 histories",
+    out = ["protocols side by side: classic assignors on classic histories, server-side ones on KIP-848 histories"
+           + (" and migrations" if any(line.protocol == MIGRATION for line in lines) else ""),
            "protocol / assignor".ljust(first) + "".join(h.rjust(w) for h, w in _HEADS)]
     for line in lines:
         if line.assignor is None:
-            name = "classic protocol" if line.protocol == CLASSIC else "consumer protocol (KIP-848)"
+            name = PROTOCOL_TITLES[line.protocol]
         else:
             name = "  " + line.assignor
         name = name if len(name) < first else name[: first - 2] + "…"

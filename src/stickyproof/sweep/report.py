@@ -312,13 +312,13 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence
 
 def _protocols(summary: Summary) -> str:
     """The two protocols side by side (``sweep.protocols``): a table and what its figures mean."""
-    from .protocols import PROTOCOL_LEGEND
+    from .protocols import PROTOCOL_LEGEND, PROTOCOL_TITLES
 
     if not summary.protocols:
         return ""
     rows = []
     for line in summary.protocols:
-        name = (f"<b>{'classic protocol' if line.protocol == 'classic' else 'consumer protocol (KIP-848)'}</b>"
+        name = (f"<b>{html.escape(PROTOCOL_TITLES[line.protocol])}</b>"
                 if line.assignor is None else "&nbsp;&nbsp;" + html.escape(line.assignor))
         values = (str(line.histories), _num(line.converge_ticks, 1), _num(line.unsettled_ticks, 1),
                   _num(line.unowned_ticks, 0), _num(line.moves_over_optimum, 2),
@@ -329,7 +329,9 @@ def _protocols(summary: Summary) -> str:
     return ("<h2 id=protocols>Protocols side by side</h2>"
             "<p>What migrating from the classic protocol to KIP-848's consumer protocol changes: classic assignors on "
             "classic histories (the classic simulator), server-side assignors on consumer histories (the consumer "
-            "protocol's simulator, today's coordinator). Every figure is the median over histories.</p>"
+            "protocol's simulator, today's coordinator), and the migration between them: classic groups upgraded online "
+            "to the consumer protocol, sometimes downgraded back (the migration simulator, a server-side assignor per "
+            "line). Every figure is the median over histories.</p>"
             + f"<div class=box>{_table(headers, rows)}</div>"
             + f"<p class=muted>{html.escape(' '.join(' '.join(PROTOCOL_LEGEND).split()))}</p>")
 

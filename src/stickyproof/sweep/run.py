@@ -6,7 +6,8 @@ each run with every built-in assignor; historical releases only on the first ``H
 histories below ``large`` (they reproduce their incidents on small groups, and a large history costs
 a minute per assignor). The server-side (KIP-848) assignors ``DEFAULT_SERVER_SIDE`` run consumer-group
 histories of the same indexes instead (``sweep.consumer_rows``), a historical one on the first
-``CONSUMER_HISTORICAL_HISTORIES``.
+``CONSUMER_HISTORICAL_HISTORIES``; today's also run the first ``MIGRATION_HISTORIES`` drawn
+classic -> consumer migrations (``sweep.migration_rows``) in the same tasks.
 Sized to finish within five minutes on two cores (docs/sweep.md gives the measurement).
 """
 

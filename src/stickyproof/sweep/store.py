@@ -63,8 +63,9 @@ def failure_file_name(seed: int, index: int, rebalance: int | None, assignor: st
     return f"{seed}-{index}-{rebalance or 0}-{_SAFE.sub('_', assignor)}.json"
 
 
-def history_file_name(seed: int, index: int, assignor: str) -> str:
-    return f"{seed}-{index}-{_SAFE.sub('_', assignor)}.json"
+def history_file_name(seed: int, index: int, assignor: str, migration: bool = False) -> str:
+    """A history's replay file; a migration's (``sweep.migration_rows``) shares its task's key, so its name says so."""
+    return f"{seed}-{index}-{_SAFE.sub('_', assignor)}{'-migration' if migration else ''}.json"
 
 
 def failing_filter() -> Any:
@@ -77,7 +78,8 @@ def failing_filter() -> Any:
     return (ds.field("kind") == REBALANCE) & ((ds.field("failing") == True) | ds.field("failing").is_null())  # noqa: E712
 
 
-_WITNESS_COLUMNS = ["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay", "failing", "valid", "error", "skipped"]
+_WITNESS_COLUMNS = ["kind", "seed", "index", "rebalance", "assignor", "scenario", "replay", "failing", "valid", "error", "skipped",
+                    "migration"]
 
 
 def _decide_failing(table: Any) -> Any:
@@ -258,11 +260,12 @@ class SweepDir:
     def _write_witnesses(self, table: Any) -> int:
         """Write the failure files of ``table``'s rows (those not yet written); returns the failing rebalance rows."""
         failing = 0
-        names = ("kind", "seed", "index", "rebalance", "assignor", "scenario", "replay")
-        for kind, seed, index, rebalance, assignor, scenario, replay in zip(*(table.column(c).to_pylist() for c in names)):
+        names = ("kind", "seed", "index", "rebalance", "assignor", "scenario", "replay", "migration")
+        for kind, seed, index, rebalance, assignor, scenario, replay, migration in zip(
+                *(table.column(c).to_pylist() if c in table.column_names else [None] * table.num_rows for c in names)):
             if kind == HISTORY:
                 if replay is not None:
-                    path = self.histories / history_file_name(seed, index, assignor)
+                    path = self.histories / history_file_name(seed, index, assignor, migration is True)
                     if not path.exists():
                         _write_atomic(path, replay if replay.endswith("\n") else replay + "\n")
                 continue

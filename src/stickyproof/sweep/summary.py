@@ -66,7 +66,7 @@ HISTORY_FRAME = [
     "moved_known", "optimal_moves_known", "known_rows", "unowned", *(monitor_column(m) for m in MONITORS),
     "monitor_failures", "ended", "run_seconds", "history_seconds", "error", "start_members", "start_partitions",
     "protocol", "episodes", "converge_ticks_median", "unsettled_ticks", "unowned_ticks", "monitors_failed",
-    "monitor_hazards", "monitor_unexpected", "protocol_moved",
+    "monitor_hazards", "monitor_unexpected", "protocol_moved", "migration",
 ]
 
 
@@ -320,10 +320,13 @@ def summarize_frame(out: Path, rebalances: Any, histories: Any, *, by: str | Non
         raise SweepError(f"--by {by!r}: expected one of {', '.join(CLASSES)}")
     frame = rebalances[rebalances["skipped"].isna()]
     lines: list[SummaryLine] = []
-    names = sorted(set(frame["assignor"].unique()) | set(histories["assignor"].unique()))
+    # a migration's row (sweep.migration_rows) judges the coordinator's switch, not the assignor's
+    # histories: it has its own line in the protocols side by side, and its failures are findings
+    lived = histories[~(histories["migration"] == True)] if "migration" in histories else histories  # noqa: E712
+    names = sorted(set(frame["assignor"].unique()) | set(lived["assignor"].unique()))
     for assignor in names:
         mine = frame[frame["assignor"] == assignor]
-        hist = histories[histories["assignor"] == assignor]
+        hist = lived[lived["assignor"] == assignor]
         lines.append(_line(assignor, ALL, mine, hist))
         if by is None:
             continue
