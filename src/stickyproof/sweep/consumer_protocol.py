@@ -44,7 +44,7 @@ from ..group.trace import MonitorVerdict
 from ..model import TopicPartition, scenario_to_dict
 
 __all__ = ["COORDINATOR", "HAZARDS", "ProtocolRun", "gap_after", "protocol_document", "run_protocol", "convergence",
-           "spans", "protocol_row_fields", "monitor_labels"]
+           "spans", "protocol_row_fields", "monitor_labels", "run_row_fields"]
 
 #: The coordinator release the main job runs (today's; docs/consumer-protocol.md has the others).
 COORDINATOR = "current"
@@ -253,3 +253,26 @@ def monitor_labels(verdicts: Sequence[MonitorVerdict]) -> tuple[tuple[str, str],
         label = next((lab for (m, key), lab in HAZARDS.items() if m == v.monitor and witness.get(key)), "")
         out.append((v.monitor, label))
     return tuple(out)
+
+
+def run_row_fields(run: ProtocolRun) -> dict[str, Any]:
+    """A protocol run (a consumer history's or a migration's) as its history row's columns: the
+    measures, the coordinator and how it ended, the failed monitors with their labels, and, when a
+    monitor failed, its violations (bounded) and the document that replays the run."""
+    import json
+
+    from ..model import dump_json
+
+    labels = monitor_labels(run.verdicts)
+    out: dict[str, Any] = dict(protocol_row_fields(run.converge, run.unsettled, run.unowned))
+    out.update(
+        coordinator=run.coordinator, protocol_moved=run.moved, ended=run.ended, ticks=run.ticks, run_seconds=run.seconds,
+        monitors_failed=",".join(m for m, _ in labels) or None,
+        monitor_hazards=",".join(f"{m}:{label}" for m, label in labels if label) or None,
+        monitor_unexpected=",".join(m for m, label in labels if not label) or None,
+    )
+    if labels:
+        text = json.dumps([v.to_dict() for v in run.failed], sort_keys=True, default=str)
+        out["monitor_failures"] = text if len(text) <= 2000 else text[:1997] + "..."
+        out["replay"] = dump_json(dict(run.document))
+    return out

@@ -181,24 +181,14 @@ def _protocol_fields(row: dict[str, Any], history: Any, assignor: str) -> None:
     convergence, unowned partition-heartbeats, moves and monitors on the history row. A failed
     monitor is the history's failure, labelled when Kafka's design explains it; a crash of the run is
     the row's ``error``."""
-    from .consumer_protocol import monitor_labels, protocol_row_fields, run_protocol
+    from .consumer_protocol import run_protocol, run_row_fields
 
     try:
         run = run_protocol(history, assignor)
     except Exception as exc:  # noqa: BLE001 - the protocol run crashed: the history's error
         row["error"] = error_text("protocol", exc)
         return
-    row.update(protocol_row_fields(run.converge, run.unsettled, run.unowned))
-    labels = monitor_labels(run.verdicts)
-    row.update(
-        coordinator=run.coordinator, protocol_moved=run.moved, ended=run.ended, ticks=run.ticks, run_seconds=run.seconds,
-        monitors_failed=",".join(m for m, _ in labels) or None,
-        monitor_hazards=",".join(f"{m}:{label}" for m, label in labels if label) or None,
-        monitor_unexpected=",".join(m for m, label in labels if not label) or None,
-    )
-    if labels:
-        row["monitor_failures"] = _bounded([v.to_dict() for v in run.failed])
-        row["replay"] = dump_json(dict(run.document))
+    row.update(run_row_fields(run))
 
 
 def consumer_step_scenario(seed: int, index: int, scale: str, assignor: str, rebalance: int) -> Any:

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from .columns import HISTORY, empty_row
-from .consumer_protocol import COORDINATOR, ProtocolRun, convergence, gap_after, monitor_labels, protocol_row_fields, spans
+from .consumer_protocol import COORDINATOR, ProtocolRun, convergence, gap_after, run_row_fields, spans
 
 __all__ = ["MIGRATION_HISTORIES", "MIGRATION_POLICY", "migration_document", "run_migration", "migration_row",
            "wants_migration"]
@@ -116,9 +116,7 @@ def migration_row(seed: int, index: int, assignor: str, coordinator: Any = COORD
     """The history row of migration ``index`` of ``seed`` with ``assignor``. Never raises: a crash
     of the draw or the run is the row's ``error``. A failed monitor is the row's failure, labelled
     when Kafka's design explains it (``consumer_protocol.HAZARDS``), else unexpected."""
-    from ..model import dump_json
     from ..scenarios.migration_histories import draw_migration_history
-    from .consumer_rows import _bounded
     from .rows import HISTORIES, error_text
 
     started = time.perf_counter()
@@ -136,16 +134,6 @@ def migration_row(seed: int, index: int, assignor: str, coordinator: Any = COORD
         row["error"] = error_text("migration", exc)
         row["history_seconds"] = time.perf_counter() - started
         return row
-    row.update(protocol_row_fields(run.converge, run.unsettled, run.unowned))
-    labels = monitor_labels(run.verdicts)
-    row.update(
-        coordinator=run.coordinator, protocol_moved=run.moved, ended=run.ended, ticks=run.ticks, run_seconds=run.seconds,
-        monitors_failed=",".join(m for m, _ in labels) or None,
-        monitor_hazards=",".join(f"{m}:{label}" for m, label in labels if label) or None,
-        monitor_unexpected=",".join(m for m, label in labels if not label) or None,
-    )
-    if labels:
-        row["monitor_failures"] = _bounded([v.to_dict() for v in run.failed])
-        row["replay"] = dump_json(dict(run.document))
+    row.update(run_row_fields(run))
     row["history_seconds"] = time.perf_counter() - started
     return row
