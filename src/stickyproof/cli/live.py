@@ -92,6 +92,7 @@ def add_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also run the simulator on the same history (started fresh, as the live run starts) and print, "
                    "step by step, whether it reaches the same rebalances and settled assignments as the real coordinator "
-                   "(classic Java members; exit 1 on a disagreement)")
+                   "(Java members; under --group-protocol consumer the KIP-848 simulator, its targets against the "
+                   "broker's; exit 1 on a disagreement)")
     add_json_flag(p, "print the run (timeline, assignment, verdicts) as JSON")
     p.set_defaults(func=_cmd_live)
