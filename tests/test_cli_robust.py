@@ -595,14 +595,15 @@ def test_after_a_cp_sat_solve_ctrl_c_still_reaches_python():
     # CP-SAT, left to catch SIGINT, sets it to the system default when a solve returns: a later
     # Ctrl-C killed the process without a word. The oracle's solves leave the handler as it was
     done = run_script(
+        # a process started with SIGINT ignored (a background job of a non-interactive shell) keeps
+        # it ignored and Python installs no handler: give it Python's, as a terminal's process has
         "import os, signal, time\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from ortools.sat.python import cp_model\n"
         "from stickyproof.oracle.optimal import solve_model\n"
         "model = cp_model.CpModel()\nx = model.new_int_var(0, 5, 'x')\nmodel.maximize(x)\n"
         "print(solve_model(cp_model.CpSolver(), model))\n"
-        # short sleeps: the kernel may hand the signal to one of CP-SAT's idle threads, and then the
-        # main thread's one long sleep is not cut short (CI saw 'lost' under load); Python raises the
-        # interrupt at the first bytecode after any sleep returns
+        # short sleeps: Python raises the interrupt at the first bytecode after any of them returns
         "try:\n    os.kill(os.getpid(), signal.SIGINT)\n    for _ in range(500):\n        time.sleep(0.01)\n    print('lost')\n"
         "except KeyboardInterrupt:\n    print('reached python')\n"
     )
