@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_side import Shape, _as_targets, group_doc  # noqa: E402
+from server_side import Shape, _as_targets, group_doc, shapes  # noqa: E402
 
 
 def build(shape: Shape, cache: Path) -> Path:
@@ -120,26 +120,18 @@ def _table(args, cache: Path) -> None:
     header = f"{'shape':<44} {'build s':>8} {'oracle s':>9} {'cpu s':>7}  {'engine':<28} proven  objective"
     print(header)
     print("-" * len(header))
-    for members in args.members:
-        for ratio in args.ratio:
-            for topics in args.topics:
-                for subscription in args.subscription:
-                    for kind in args.kind:
-                        for racks in args.racks:
-                            shape = Shape(members, ratio, topics, subscription, kind, racks == "on")
-                            if shape.partitions_per_topic == 0:
-                                continue
-                            started = time.perf_counter()
-                            path = build(shape, cache)
-                            built = time.perf_counter() - started
-                            runs = [_in_child(_solve, path, args.profile) for _ in range(args.repeat)]
-                            if any(r[0] == "error" for r in runs):
-                                print(f"{shape.label():<44} {built:>8.1f} {'-':>9}  {next(r[1] for r in runs if r[0] == 'error')}", flush=True)
-                                continue
-                            seconds, cpu, engine, proven, detail, objective = min(runs, key=lambda r: r[0])
-                            verdict = "yes" if proven else f"NO: {detail}"
-                            print(f"{shape.label():<44} {built:>8.1f} {seconds:>9.3f} {cpu:>7.3f}  {engine:<28} {verdict:<6}  {objective}",
-                                  flush=True)
+    for shape in shapes(args):
+        started = time.perf_counter()
+        path = build(shape, cache)
+        built = time.perf_counter() - started
+        runs = [_in_child(_solve, path, args.profile) for _ in range(args.repeat)]
+        if any(r[0] == "error" for r in runs):
+            print(f"{shape.label():<44} {built:>8.1f} {'-':>9}  {next(r[1] for r in runs if r[0] == 'error')}", flush=True)
+            continue
+        seconds, cpu, engine, proven, detail, objective = min(runs, key=lambda r: r[0])
+        verdict = "yes" if proven else f"NO: {detail}"
+        print(f"{shape.label():<44} {built:>8.1f} {seconds:>9.3f} {cpu:>7.3f}  {engine:<28} {verdict:<6}  {objective}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import multiprocessing
 import resource
 import statistics
 import sys
 import time
 from dataclasses import dataclass
+from typing import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
@@ -80,6 +82,16 @@ class Shape:
     def label(self) -> str:
         return (f"{self.members}x{self.partitions} ({self.topics}t) {self.subscription[:3]} {self.kind[:4]} "
                 f"racks {'on' if self.racks else 'off'}")
+
+
+def shapes(args) -> Iterator[Shape]:
+    """The grid the flags name (members x ratio x topics x subscription x kind x racks), in that
+    order, shapes without a partition per topic left out."""
+    for members, ratio, topics, subscription, kind, racks in itertools.product(
+            args.members, args.ratio, args.topics, args.subscription, args.kind, args.racks):
+        shape = Shape(members, ratio, topics, subscription, kind, racks == "on")
+        if shape.partitions_per_topic:
+            yield shape
 
 
 def _subscriptions(shape: Shape, count: int) -> list[list[str]]:
@@ -225,17 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     worst = 0.0
     try:
-        for members in args.members:
-            for ratio in args.ratio:
-                for topics in args.topics:
-                    for subscription in args.subscription:
-                        for kind in args.kind:
-                            for racks in args.racks:
-                                shape = Shape(members, ratio, topics, subscription, kind, racks == "on")
-                                if shape.partitions_per_topic == 0:
-                                    continue
-                                for name in args.assignors:
-                                    worst = max(worst, _row(shape, name, jars[name], args, scenario_from_dict))
+        for shape in shapes(args):
+            for name in args.assignors:
+                worst = max(worst, _row(shape, name, jars[name], args, scenario_from_dict))
     finally:
         for jar in jars.values():
             jar.close()
