@@ -18,6 +18,9 @@ members join in the order they joined the real group, so ``uniform``'s ties brea
 inputs are alike. A step after a tie-break or
 a timing step compares states timing chose, and says so, as the classic comparison does.
 
+Then each member's (member epoch, assigned partitions), step by step (``live.epochs``; a
+``ConsumerCompareResult`` carries both, and disagrees when either does).
+
 Time: the simulator's tick is one heartbeat interval; the broker's KIP-848 heartbeat interval is
 ``CONSUMER_HEARTBEAT_MS`` and its session timeout ``CONSUMER_SESSION_MS`` (``live.broker``), so a
 history event at tick ``t`` of a live run of ``tick_ms`` is at heartbeat ``t * tick_ms /
@@ -26,6 +29,7 @@ CONSUMER_HEARTBEAT_MS`` in the simulator.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..group.config import GroupConfig
@@ -33,8 +37,10 @@ from ..group.events import Schedule
 from ..model import Scenario, TopicPartition
 from .broker import CONSUMER_HEARTBEAT_MS, CONSUMER_SESSION_MS
 from .compare import CompareResult, Generation, StepComparison, _owning
+from .epochs import EpochsComparison, explain_step, match_steps, sim_member_steps
 
-__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "candidate_orders", "compare_consumer_run", "join_order", "simulate_consumer_as_live"]
+__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "ConsumerCompareResult", "candidate_orders", "compare_consumer_run",
+           "compare_epochs", "join_order", "simulate_consumer_as_live"]
 
 Targets = tuple[tuple[str, tuple[TopicPartition, ...]], ...]
 
@@ -224,12 +230,65 @@ def compare_consumer_run(scenario: Scenario, schedule: Schedule, live: Any, sett
                                     (Generation(s_epoch, s_own),), (Generation(epoch or 0, l_own),), s_own, l_own))
         before_sim, before_live = s_own, l_own
     final = steps[-1].verdict
+    epochs = compare_epochs(sim, live, names, [at for _, at in checkpoints], steps)
     notes = ["group.protocol=consumer: targets compared (the simulator's coordinator against the broker's, as the run's "
              "admin saw them), just before each event and at the end; the simulator's members carry the member ids the "
-             "real ones had (a restarted process's new id excepted); epochs are not compared"]
+             "real ones had (a restarted process's new id excepted); each member's epochs and assignments are compared step "
+             "by step after them (live.epochs)"]
     if inferred is not None:
         notes.append(f"the admin saw some members join between two of its descriptions; of the {len(orders)} orders they "
                      f"could have joined in, {', '.join(inferred)} forms the real group's target, and the simulator ran it")
     if not sim.ok:
         notes.append(f"the simulator's monitors failed: {', '.join(sim.failed)}")
-    return CompareResult(live.name, tuple(steps), final, steps[-1].sim_end, steps[-1].live_end, tuple(notes))
+    return ConsumerCompareResult(live.name, tuple(steps), final, steps[-1].sim_end, steps[-1].live_end, tuple(notes),
+                                 epochs)
+
+
+@dataclass(frozen=True)
+class ConsumerCompareResult(CompareResult):
+    """The targets compared at checkpoints (``CompareResult``) and every member's epochs and
+    assignments step by step (``live.epochs``; None: the run's admin reported no member states)."""
+
+    epochs: EpochsComparison | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return super().agrees and (self.epochs is None or self.epochs.agrees)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = super().to_dict()
+        doc["agrees"] = self.agrees
+        if self.epochs is not None:
+            doc["epochs"] = self.epochs.to_dict()
+        return doc
+
+
+def compare_epochs(sim: Any, live: Any, names: Mapping[str, str], checkpoints_ms: Sequence[int | None],
+                   steps: Sequence[StepComparison]) -> EpochsComparison | None:
+    """Each member incarnation's (member epoch, assigned) steps, the broker's against the simulator's
+    (``live.epochs``), after the targets were compared at ``checkpoints_ms`` (``steps``): a broker
+    state past a checkpoint whose targets timing chose is timing for that reason."""
+    if not live.member_states:
+        return None
+    # the first checkpoint whose targets differ by timing: every state seen after the one before it
+    chosen = next((k for k, s in enumerate(steps) if s.verdict == "timing" and s.sim_end != s.live_end), None)
+    from_ms = None if chosen is None else (0 if chosen == 0 else checkpoints_ms[chosen - 1])
+    final_timing = None if chosen is None else f"the targets of step {chosen} differ by timing ({steps[chosen].reason})"
+    sim_steps = sim_member_steps(sim, names)
+    target_epochs = sorted({s.group.assignment_epoch for s in sim.steps})
+    keys = sorted({(m.member, m.incarnation) for m in (*sim_steps, *live.member_states)})
+    members = []
+    for member, k in keys:
+        mine = [s for s in sim_steps if (s.member, s.incarnation) == (member, k)]
+        seen = [s for s in live.member_states if (s.member, s.incarnation) == (member, k)]
+
+        def explain(i: int, state, seen=seen, mine=mine) -> str | None:
+            if from_ms is not None and seen[i].at >= from_ms:
+                return final_timing
+            return explain_step(state, mine, target_epochs)
+
+        members.append(match_steps(member, k, [s.state for s in mine], [s.state for s in seen], explain, final_timing))
+    notes = ["the broker's states are the admin's looks every 100 ms: a state between two looks is missed, not a disagreement"]
+    if chosen is not None:
+        notes.append(f"from step {chosen} on the targets differ by timing: states the simulator's members never had are timing")
+    return EpochsComparison(tuple(members), tuple(notes))

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 from ..group.monitors import MONITORS, _ordinal
 from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
 from ..model import TopicPartition
+from .epochs import MemberStep
 from .java_member import Report
 from .settled import SettledGrade
 
@@ -95,6 +96,7 @@ class LiveResult:
     member_ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
     topic_ids: tuple[tuple[str, str], ...] = ()  # each topic the run created -> the id the broker drew
     join_epochs: tuple[tuple[str, int], ...] = ()  # each member's first group epoch the admin saw
+    member_states: tuple["MemberStep", ...] = ()  # every (member epoch, assigned) change the admin saw (live.epochs)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +123,7 @@ class LiveResult:
             **({"member_ids": {m: list(ids) for m, ids in self.member_ids}} if self.member_ids else {}),
             **({"topic_ids": dict(self.topic_ids)} if self.topic_ids else {}),
             **({"join_epochs": dict(self.join_epochs)} if self.join_epochs else {}),
+            **({"member_states": [m.to_dict() for m in self.member_states]} if self.member_states else {}),
         }
 
 

@@ -44,6 +44,7 @@ from .members import library_program
 from .reports import (ENDS, LIVE_MONITORS, LiveEntry, LiveResult, consumption_intervals, monitor_verdicts, render_live,
                       report_partitions, timeline_entry)
 from .settled import SettledGrade, grade_settle_points
+from .epochs import member_states_seen
 from .targets import WATCH_MS, grade_targets, join_epochs_seen, member_ids_seen, topic_ids_seen
 
 __all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
@@ -455,7 +456,8 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
                       tuple(sorted((m, c) for m, c in run.client_of.items() if m in run.configs)), grades,
                       member_ids_seen(admin_reports),
                       topic_ids_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t),
-                      join_epochs_seen(admin_reports))
+                      join_epochs_seen(admin_reports),
+                      member_states_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t, t0))
 
 
 def _owned_at_end(run: _Run, reports: Sequence[Report]) -> dict[str, frozenset[TopicPartition]]:
