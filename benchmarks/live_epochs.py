@@ -99,7 +99,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.save:
                     Path(args.save).mkdir(parents=True, exist_ok=True)
                     (Path(args.save) / f"{name}.pickle").write_bytes(pickle.dumps(live))
-            result = compare_consumer_run(scenario, schedule, live, settings)
+            try:
+                result = compare_consumer_run(scenario, schedule, live, settings)
+            except StickyproofError as exc:  # the comparison could not run the history: a failure, said
+                failed += 1
+                print(f"{name:<36} FAILED   the comparison could not run: {type(exc).__name__}: {exc}", flush=True)
+                continue
             targets = {v: sum(1 for s in result.steps if s.verdict == v) for v in ("agree", "timing", "disagree")}
             e = result.epochs
             steps = "no member states" if e is None else ", ".join(f"{e.count(v)} {v}" for v in ("agree", "missed", "timing", "disagree"))

@@ -758,9 +758,11 @@ CONSUMER_LIFE = {
 
 def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     """group.protocol=consumer, Java members: the simulator, handed the member ids, topic ids and join
-    order the real group had, computes the same targets as Kafka 4.4's coordinator; a step timing
-    decided is said with its reason, and none may disagree."""
+    order the real group had, computes the same targets as Kafka 4.4's coordinator, and its members
+    pass through the member epochs and assignments the broker's did; a step timing decided is said
+    with its reason, and none may disagree."""
     from stickyproof.live.compare_consumer import compare_consumer_run
+    from stickyproof.live.epochs import render_epochs
     from stickyproof.live.run import run_live
 
     sim = simulation_from_dict(CONSUMER_LIFE)
@@ -771,6 +773,13 @@ def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     said = [(s.label, s.verdict, s.reason) for s in compared.steps]
     # no step disagrees; under load a step may be timing-dependent (said with its reason), most agree
     assert compared.agrees and sum(s.verdict == "agree" for s in compared.steps) >= 2, said
+    # and step by step: every member's epochs and assignments as the admin saw them change, each one a
+    # state the simulator's member passed through in the same order, or timing with its reason
+    epochs = compared.epochs
+    assert epochs is not None and {m.member for m in epochs.members} == {"c1", "c2", "c3"}
+    assert all(s.epoch is None or s.epoch >= 2 for s in result.member_states)  # KAFKA-20268: the first target is epoch 2
+    assert epochs.agrees and epochs.count("agree") >= 6, render_epochs(epochs)
+    assert all(reason for m in epochs.members for v, _, _, reason in m.steps if v == "timing")
 
 
 def test_the_consumer_comparison_refuses_a_stall_and_other_libraries():

@@ -173,8 +173,8 @@ def match_steps(member: str, incarnation: int, sim: Sequence[State], live: Seque
 
 def explain_step(state: State, sim: Sequence[MemberStep], sim_target_epochs: Sequence[int]) -> str | None:
     """Why a broker state the simulator's member never had is timing, or None (module docstring):
-    ``sim`` is the simulator's member's steps, ``sim_target_epochs`` the target epochs its coordinator
-    computed."""
+    ``sim`` is the simulator's member's steps, ``sim_target_epochs`` the group epochs its coordinator
+    passed through (a target epoch is a group epoch)."""
     epoch, assigned = state
     if epoch is None:
         return None
