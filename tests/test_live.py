@@ -782,6 +782,31 @@ def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     assert all(reason for m in epochs.members for v, _, _, reason in m.steps if v == "timing")
 
 
+def test_a_static_member_refused_its_instance_id_does_not_hold_up_the_settle_wait(broker):
+    """A static member crashes and its process restarts before the coordinator's record of it
+    expires: the new process is refused UNRELEASED_INSTANCE_ID, fatal to the Java consumer, which
+    never joins again (the simulator stops such a process). The run used to wait for its assignment
+    until the settle time ran out and call the group unsettled (``history-0-6``, comparing member
+    epochs); it settles now, with the simulator's targets and epochs."""
+    import json
+    from pathlib import Path
+
+    from stickyproof.live.compare_consumer import compare_consumer_run
+    from stickyproof.live.epochs import render_epochs
+    from stickyproof.live.run import run_live
+
+    doc = json.loads((Path(__file__).parent / "regressions" / "live-consumer" /
+                      "static-member-rejoins-while-its-crashed-record-holds-the-instance-id.json").read_text())
+    sim = simulation_from_dict(doc)
+    settings = LiveSettings(group_protocol="consumer", assignor="uniform", grade=False)
+    result = run_live(sim.scenario, sim.schedule, broker=_attached(broker), name=doc["name"], settings=settings)
+    assert any(e.member == "c1" and e.what == "error" and "UnreleasedInstanceId" in e.detail for e in result.timeline)
+    assert result.did_settle and result.ok, [(v.monitor, v.first) for v in result.verdicts if not v.ok]
+    assert dict(result.settled)["c2"] == tuple(TopicPartition("t", p) for p in range(4))
+    compared = compare_consumer_run(sim.scenario, sim.schedule, result, settings)
+    assert compared.agrees and compared.epochs is not None, render_epochs(compared.epochs)
+
+
 def test_the_consumer_comparison_refuses_a_stall_and_other_libraries():
     sim = simulation_from_dict({**CONSUMER_LIFE, "events": [{"at": 2, "event": "stall", "member": "c1", "ticks": 4}]})
     with pytest.raises(InvalidScenario, match=r"events\[0\].event"):
