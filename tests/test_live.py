@@ -778,7 +778,9 @@ def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     epochs = compared.epochs
     assert epochs is not None and {m.member for m in epochs.members} == {"c1", "c2", "c3"}
     assert all(s.epoch is None or s.epoch >= 2 for s in result.member_states)  # KAFKA-20268: the first target is epoch 2
-    assert epochs.agrees and epochs.count("agree") >= 6, render_epochs(epochs)
+    assert epochs.agrees, render_epochs(epochs)
+    if not any(s.verdict == "timing" and s.sim_end != s.live_end for s in compared.steps):  # no target chosen by timing
+        assert epochs.count("agree") >= 6, render_epochs(epochs)
     assert all(reason for m in epochs.members for v, _, _, reason in m.steps if v == "timing")
 
 
