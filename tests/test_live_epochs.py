@@ -138,3 +138,15 @@ def test_a_member_that_joined_before_its_target_was_computed_is_timing():
     sim = [_sim_step("c1", 3, ()), _sim_step("c1", 3, tps(1))]
     assert explain_step((2, ()), sim, [1, 2, 3]) is not None
     assert explain_step((2, tps(1)), sim, [1, 2, 3]) is None
+
+
+def test_a_static_members_record_replaced_by_its_next_process_passed_epoch_minus_2():
+    """A static member's restart: its leave keeps its record at epoch -2 with its assignment until the
+    new process takes its place (the only way a record is replaced); the simulator's trace shows each
+    process its own record, so that state is put back from the replacement."""
+    steps = [
+        SimpleNamespace(tick=0, group=GroupState(2, 2, ("X",)), members=(_member("X", "X", 2, tps(0)),)),
+        SimpleNamespace(tick=1, group=GroupState(2, 2, ("X~2",)), members=(_member("X", "X~2", 2, tps(0)),)),
+    ]
+    out = sim_member_steps(SimpleNamespace(steps=steps), {"X": "c1"})
+    assert [(s.incarnation, s.state) for s in out] == [(1, (2, tps(0))), (1, (-2, tps(0))), (1, (None, ())), (2, (2, tps(0)))]

@@ -93,8 +93,9 @@ def sim_member_steps(result: Any, names: Mapping[str, str]) -> tuple[MemberStep,
     out: list[MemberStep] = []
     incarnations: dict[str, list[str]] = {}
     last: dict[str, State] = {}
+    present: set[str] = set()
     for step in result.steps:
-        present = set(step.group.members)
+        before, present = present, set(step.group.members)
         for m in step.members:
             ids = incarnations.setdefault(m.name, [])
             if m.member_id not in ids and m.coordinator_epoch is not None:
@@ -107,6 +108,12 @@ def sim_member_steps(result: Any, names: Mapping[str, str]) -> tuple[MemberStep,
                     target_epoch, target = step.group.assignment_epoch, tuple(sorted(m.target))
                 elif member_id not in present and member_id in last:
                     state, target_epoch, target = (None, ()), None, ()
+                    held = last[member_id]
+                    if m.member_id not in before and m.coordinator_epoch is not None and held[0] not in (None, -2):
+                        # the process's next one took the record's place as it joined: only a static member's leave
+                        # (epoch -2, its assignment kept) lets it, a state the trace, showing each process
+                        # its own record, never shows the old one in
+                        out.append(MemberStep(name, k, -2, held[1], step.tick))
                 else:
                     continue
                 if last.get(member_id) != state and (state[0] is not None or last.get(member_id, (None,))[0] is not None):
