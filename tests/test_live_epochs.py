@@ -150,3 +150,33 @@ def test_a_static_members_record_replaced_by_its_next_process_passed_epoch_minus
     ]
     out = sim_member_steps(SimpleNamespace(steps=steps), {"X": "c1"})
     assert [(s.incarnation, s.state) for s in out] == [(1, (2, tps(0))), (1, (-2, tps(0))), (1, (None, ())), (2, (2, tps(0)))]
+
+
+def _lagging_run(first_target_empty: bool):
+    """A one-member group: the simulator's c1 at epoch 2 with t-0,1; the broker's first target
+    (epoch 2) either empty (its metadata image had not the topic yet) or not, then epoch 3."""
+    from stickyproof.live.compare import StepComparison
+
+    sim = SimpleNamespace(steps=[SimpleNamespace(tick=0, group=GroupState(2, 2, ("c1",)),
+                                                 members=(_member("c1", "c1", 2, tps(0, 1)),))])
+    scenario = SimpleNamespace(members=(SimpleNamespace(topics=("t",)),), topics=(SimpleNamespace(name="t", partitions=2),))
+    grades = (SimpleNamespace(epoch=2, at_ms=100, assignment=(("c1", () if first_target_empty else tps(0, 1)),),
+                              scenario=scenario),
+              SimpleNamespace(epoch=3, at_ms=1100, assignment=(("c1", tps(0, 1)),), scenario=scenario))
+    live = SimpleNamespace(member_states=(MemberStep("c1", 1, 2, (), 100, 2), MemberStep("c1", 1, 3, tps(0, 1), 1100, 3)),
+                           grades=grades)
+    steps = [StepComparison(0, "end", "agree", "", (), (), (("c1", tps(0, 1)),), (("c1", tps(0, 1)),))]
+    return sim, live, steps
+
+
+def test_an_extra_bump_after_a_target_computed_without_the_topics_is_timing_else_it_disagrees():
+    """The broker's coordinator computed its first target before its metadata image had the run's
+    topics (every member given nothing); the image catching up bumps the group epoch once more than
+    the simulator does. Without such a target, a member epoch past the simulator's group epoch is
+    a disagreement."""
+    from stickyproof.live.compare_consumer import compare_epochs
+
+    lagged = compare_epochs(*_lagging_run(True)[:2], {}, [(None, None)], _lagging_run(True)[2])
+    assert lagged.agrees and lagged.count("timing") >= 1 and any("metadata image" in n for n in lagged.notes)
+    plain = compare_epochs(*_lagging_run(False)[:2], {}, [(None, None)], _lagging_run(False)[2])
+    assert not plain.agrees
