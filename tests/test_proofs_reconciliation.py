@@ -7,6 +7,7 @@ import importlib
 import json
 from pathlib import Path
 
+import pytest
 import z3
 
 from stickyproof.cli import main
@@ -331,10 +332,51 @@ def test_bounded_search_finds_no_run_breaking_safety():
     assert not any(run["violated"] for run in r.detail["runs"].values())
 
 
-def test_convergence_takes_three_rounds_and_not_two():
+def test_convergence_takes_three_rounds_for_every_size_and_two_do_not_suffice():
     r = _unpatched("reconciliation.convergence")
-    assert r.ok and r.verdict == "proved"
-    assert r.detail["sizes"] and all(size["holds"] and size["tight"] for size in r.detail["sizes"])
+    assert r.ok and r.verdict == "proved" and r.bound.startswith("every group size: 3 heartbeat rounds")
+    assert set(r.detail["variants"]) == {"today", "kafka-19449-fix"}
+    for run in r.detail["variants"].values():  # every level check answered as the proof needs, none skipped
+        levels = run["levels"]
+        assert {f"{c}-{k}" for c in ("raise", "keep", "needed") for k in (1, 2, 3)} | {"implies-2", "implies-3"} <= set(levels)
+        assert all(a == ("sat" if c.startswith("needed-") else "unsat") for c, a in levels.items())
+    by_rounds = {(s["variant"], s["rounds"]): s["converged"] for s in r.detail["sizes"] if (s["M"], s["P"]) == (2, 2)}
+    assert by_rounds == {("today", 2): False, ("today", 3): True, ("kafka-19449-fix", 2): False, ("kafka-19449-fix", 3): True}
+
+
+@pytest.mark.parametrize("missing, fails", [
+    ("epoch-has-holder", {"raise-3"}),  # a partition epoch nobody's record lists would block its next owner forever
+    ("target-unique", {"raise-3"}),
+    ("revoking-only-when-unrevoked", {"raise-2"}),
+    ("client-holds-assigned", {"raise-1", "raise-2"}),
+])
+def test_the_level_proof_fails_without_a_lemma_it_needs(missing, fails):
+    conv = _module("reconciliation.convergence")
+    model = _module("reconciliation.model")
+    variant = model.Variant(atomic_client=True)
+    lemmas = conv.invariant(variant)
+    assert missing in {n for n, _ in lemmas}
+    result = conv.prove_levels(variant, [lem for lem in lemmas if lem[0] != missing])
+    assert not result.proved and set(result.failures) == fails
+    assert all(result.failures[c] == "sat" for c in fails)
+
+
+def test_the_level_proof_fails_for_a_builder_that_never_hands_out_a_partition(monkeypatch):
+    """Non-vacuity of the parametric proof: the builder that keeps every partition epoch taken cannot
+    raise a member to STABLE (round 3), and ``reconciliation.convergence`` says so."""
+    model = _module("reconciliation.model")
+    state = _module("protocol.state")
+    conv = _module("reconciliation.convergence")
+    original = model.ReconciliationModel._today
+
+    def never_free(self, v, s, m):
+        held = model._k(v, 7)
+        return original(self, v, state.State(lambda name, idx: held if name == "pe" else s.read(name, idx)), m)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_today", never_free)
+    assert set(conv.prove_levels(model.Variant(atomic_client=True)).failures) == {"raise-3"}
+    r = _one("reconciliation.convergence")
+    assert not r.ok and r.verdict == "unknown" and "raise-3" in r.bound
 
 
 def test_convergence_fails_when_a_member_ignores_released_partitions(monkeypatch):

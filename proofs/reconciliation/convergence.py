@@ -1,16 +1,38 @@
-"""Convergence of reconciliation once the world is quiet, checked at fixed sizes.
+"""Convergence of reconciliation once the world is quiet: proved for every group size, and its
+bound shown tight at a fixed size.
 
-The claim: from **any** state that satisfies the safety invariant (``lemmas.lemmas_for`` and
-``progress_lemmas``, proved inductive: they hold in every reachable state), if the target stops changing, nobody joins
-or leaves, each client applies every response before its next heartbeat, and each member sends one
-heartbeat per *round* (in any order within the round), then after ``R`` rounds every member is
-STABLE at the group epoch and holds exactly its target. Starting from the invariant rather than
-from the initial state covers every reachable state without enumerating runs.
+The claim (T8): from **any** state that satisfies the safety invariant (``lemmas.lemmas_for`` and
+``progress_lemmas``, proved inductive: they hold in every reachable state), if the target stops
+changing, nobody joins or leaves, no response is lost, each client applies every response before its
+next heartbeat, and each member sends at least one heartbeat per *round* (in any order within the
+round), then after 3 rounds every member is STABLE at the group epoch and holds exactly its target.
+Starting from the invariant rather than from the initial state covers every reachable state
+without enumerating runs.
 
-Checked by one query per size: the invariant at the start, ``R`` rounds of heartbeats whose order
-within each round is a free choice (a permutation of the members), and "someone not converged" at
-the end; unsat means the bound holds at that size. The same query for ``R - 1`` rounds must be sat,
-so the bound is the least one.
+**Every size** (``prove_levels``): a per-member progress measure with three levels, each implying
+the one below (``LEVELS``): 1, the record lists no partition outside the member's target; 2, and the
+member is at the group epoch with nothing pending revocation; 3, STABLE there, holding exactly its
+target. Over the symbolic view (quantified members and partitions), under the invariant, one
+transition each:
+
+* ``raise-k``: if every member is at level k - 1 (nothing for k = 1), a member's own heartbeat leaves
+  it at level k;
+* ``keep-k``: another member's heartbeat leaves a member's level k (and its membership) as it was;
+* ``implies-k``: level k implies level k - 1; ``enabled``: every member of the group can heartbeat;
+  ``end``: everyone at level 3 is ``converged``.
+
+Then, by induction on rounds: at the start of round k every member is at level k - 1; every step
+of the round keeps that (``keep-(k-1)`` for the others, ``raise-k`` and ``implies-k`` for the member
+itself) and the invariant; so each member's (first) heartbeat of round k raises it to level k,
+which the later steps of the round keep (``keep-k``, and ``raise-k`` for its own further
+heartbeats). After round 3 every member is at level 3. ``needed-k`` asks for a state where every
+member is at level k - 1 and one is not at level k (sat): no level is implied by the one below, so
+each round does work.
+
+**Tight** (``check_rounds``): at a fixed size, the invariant at the start, ``R`` rounds of exactly one
+heartbeat per member in a free order (a permutation), and "someone not converged" at the end.
+For ``R = 2`` it is sat at 2 x 2 (2 rounds do not suffice); ``R = 3`` (unsat) is a cross-check of the
+parametric proof at fixed sizes.
 """
 
 from __future__ import annotations
@@ -21,12 +43,13 @@ from typing import Any
 
 import z3
 
-from ..logic import AND, IMP, NOT, OR, Concrete, to_z3
-from ..protocol.state import ConcreteState, State
-from .lemmas import epoch_lemmas, lemmas_for
+from ..logic import AND, IMP, NOT, OR, Concrete, Symbolic, to_z3
+from ..protocol.state import ConcreteState, State, SymbolicState
+from .lemmas import Lemma, epoch_lemmas, lemmas_for
 from .model import FREE, STABLE, STATE, ReconciliationModel, Variant
 
-__all__ = ["progress_lemmas", "converged", "check_rounds", "ConvergenceResult"]
+__all__ = ["progress_lemmas", "converged", "check_rounds", "ConvergenceResult", "LEVELS", "LevelResult",
+           "prove_levels", "invariant"]
 
 M, P = "M", "P"
 
@@ -72,7 +95,7 @@ def check_rounds(variant: Variant, sizes: dict[str, int], rounds: int) -> Conver
     hb = model.action("Heartbeat")
     s0 = ConcreteState(v, STATE, "q0")
     solver = z3.Solver()
-    for _, fn in lemmas_for(variant, model.no_double_ownership) + progress_lemmas():
+    for _, fn in invariant(variant):
         solver.add(to_z3(fn(v, s0)))
     members = list(v.elems(M))
     s: State = s0
@@ -101,3 +124,105 @@ def check_rounds(variant: Variant, sizes: dict[str, int], rounds: int) -> Conver
     stuck = [f"c{m + 1}" for m in members
              if z3.is_false(mdl.eval(to_z3(IMP(s.inm(m), AND(s.cst(m) == STABLE, s.ep(m) == s.E()))), model_completion=True))]
     return ConvergenceResult(dict(sizes), rounds, False, seconds, stuck)
+
+
+# ------------------------------------------------------------------------------------------------
+# Every size: a per-member progress measure, one transition per check over the symbolic view
+
+
+def invariant(variant: Variant) -> list[Lemma]:
+    """The start invariant of convergence: the safety lemmas and ``progress_lemmas`` (``engine.induct``
+    proves the list inductive for ``variant``)."""
+    return lemmas_for(variant, ReconciliationModel(variant).no_double_ownership) + progress_lemmas()
+
+
+def _lists_only_target(v: Any, s: State, x: Any) -> Any:
+    return v.forall((P,), lambda p: IMP(s.asg(x, p), s.tgt(x, p)))
+
+
+def _at_epoch_nothing_to_revoke(v: Any, s: State, x: Any) -> Any:
+    return AND(_lists_only_target(v, s, x), s.ep(x) == s.E(), v.forall((P,), lambda p: NOT(s.rev(x, p))))
+
+
+def _converged_member(v: Any, s: State, x: Any) -> Any:
+    return AND(_at_epoch_nothing_to_revoke(v, s, x), s.cst(x) == STABLE,
+               v.forall((P,), lambda p: AND(s.asg(x, p) == s.tgt(x, p), s.own(x, p) == s.tgt(x, p))))
+
+
+#: Level k of member ``x`` (k = 1, 2, 3), for a member of the group; each implies the one below. The
+#: names say what the member's record has reached; level 3 is ``converged``'s per-member condition.
+LEVELS: tuple[tuple[str, Any], ...] = (
+    ("lists-only-target", _lists_only_target),
+    ("at-group-epoch-nothing-to-revoke", _at_epoch_nothing_to_revoke),
+    ("stable-holding-target", _converged_member),
+)
+
+
+def _level(k: int, v: Any, s: State, x: Any) -> Any:
+    """``x`` is at level ``k`` (level 0: anything), or is not in the group."""
+    return True if k == 0 else IMP(s.inm(x), LEVELS[k - 1][1](v, s, x))
+
+
+def _membership_kept(s: State, t: State, x: Any) -> Any:
+    """A heartbeat neither adds ``x`` to the group nor removes it (the rounds quantify over one membership)."""
+    return s.inm(x) == t.inm(x)
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    variant: Variant
+    answers: dict[str, str]  # check -> Z3's answer
+    seconds: float
+
+    @property
+    def failures(self) -> dict[str, str]:
+        """The checks whose answer is not the one the proof needs (unsat; sat for ``needed-k``)."""
+        return {name: a for name, a in self.answers.items() if a != ("sat" if name.startswith("needed-") else "unsat")}
+
+    @property
+    def proved(self) -> bool:
+        return not self.failures
+
+
+def prove_levels(variant: Variant, lemmas: list[Lemma] | None = None, *, timeout_ms: int = 20000) -> LevelResult:
+    """The checks of the module docstring, for every number of members and partitions, under ``lemmas``
+    (default: ``invariant(variant)``; the caller proves them inductive). Only ``Heartbeat`` steps: in
+    the quiet phase nobody joins, leaves or is given a new target, and the atomic client has no
+    ``Revoke``/``Assign`` steps of its own."""
+    assert variant.atomic_client and not variant.lossy, \
+        "convergence assumes no lost response and a client that applies each response before its next heartbeat"
+    assert variant.builder == "today", "the levels are written for today's builder"
+    start = time.perf_counter()
+    lemmas = invariant(variant) if lemmas is None else lemmas
+    model = ReconciliationModel(variant)
+    hb = model.action("Heartbeat")
+    v = Symbolic()
+    s = SymbolicState(v, STATE, "s")
+    x, y = v.fresh(M, "x"), v.fresh(M, "y")
+    own_step = model.effect(hb, v, s, (x,), None)
+    own_next = model.successor(s, own_step)
+    other_step = model.effect(hb, v, s, (y,), None)
+    other_next = model.successor(s, other_step)
+    answers: dict[str, str] = {}
+
+    def ask(name: str, *facts: Any) -> None:
+        solver = z3.Solver()
+        solver.set("timeout", timeout_ms)
+        for _, fn in lemmas:
+            solver.add(to_z3(fn(v, s)))
+        solver.add(*[to_z3(f) for f in facts])
+        answers[name] = str(solver.check())
+
+    def everyone(k: int, st: State) -> Any:
+        return v.forall((M,), lambda z: _level(k, v, st, z))
+
+    ask("enabled", s.inm(x), NOT(own_step.guard))
+    for k in range(1, len(LEVELS) + 1):
+        ask(f"raise-{k}", everyone(k - 1, s), own_step.guard, NOT(_level(k, v, own_next, x)))
+        ask(f"keep-{k}", NOT(v.same(x, y)), _level(k, v, s, x), other_step.guard,
+            NOT(AND(_membership_kept(s, other_next, x), _level(k, v, other_next, x))))
+        if k > 1:
+            ask(f"implies-{k}", _level(k, v, s, x), NOT(_level(k - 1, v, s, x)))
+        ask(f"needed-{k}", everyone(k - 1, s), NOT(_level(k, v, s, x)))
+    ask("end", everyone(len(LEVELS), s), NOT(converged(v, s)))
+    return LevelResult(variant, answers, time.perf_counter() - start)
