@@ -97,7 +97,7 @@ def _counterexample(key: str, statement: str, deep: bool, promise: Promise | Non
     exported as a history; and where the safety induction breaks on that variant."""
     depth = promise.length if promise is not None and promise.length else DEFAULT_SEARCH_DEPTH
     variant = VARIANTS[key].but(atomic_client=True)
-    r = bmc(variant, SEARCH_SIZES, "no-double-ownership", depth + (4 if deep else 0), minimal=True)
+    r = bmc(variant, SEARCH_SIZES, "no-double-ownership", depth + (4 if deep else 0), minimal=True, kafka_requests=True)
     why = induct(variant, lemmas_for(variant, ReconciliationModel(variant).no_double_ownership))
     detail: dict[str, Any] = {
         "variant": variant.describe(), "property": "no-double-ownership", "sizes": dict(SEARCH_SIZES),
