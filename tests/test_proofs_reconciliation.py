@@ -335,10 +335,13 @@ def test_bounded_search_finds_no_run_breaking_safety():
 def test_convergence_takes_three_rounds_for_every_size_and_two_do_not_suffice():
     r = _unpatched("reconciliation.convergence")
     assert r.ok and r.verdict == "proved" and r.bound.startswith("every group size: 3 heartbeat rounds")
-    assert set(r.detail["variants"]) == {"today", "kafka-19449-fix"}
-    for run in r.detail["variants"].values():  # every level check answered as the proof needs, none skipped
+    assert set(r.detail["variants"]) == {f"{b}/{c}" for b in ("today", "kafka-19449-fix") for c in ("atomic", "lagging")}
+    for key, run in r.detail["variants"].items():  # every level check answered as the proof needs, none skipped
         levels = run["levels"]
-        assert {f"{c}-{k}" for c in ("raise", "keep", "needed") for k in (1, 2, 3)} | {"implies-2", "implies-3"} <= set(levels)
+        expected = {f"{c}-{k}" for c in ("raise", "keep", "needed") for k in (1, 2, 3)} | {"implies-2", "implies-3", "end"}
+        if key.endswith("/lagging"):  # the client's own steps, and that it applies each answer
+            expected |= {f"keep-{k}-{a}" for k in (1, 2, 3) for a in ("revoke", "assign")} | {"applies", "applied-kept"}
+        assert expected <= set(levels), key
         assert all(a == ("sat" if c.startswith("needed-") else "unsat") for c, a in levels.items())
     by_rounds = {(s["variant"], s["rounds"]): s["converged"] for s in r.detail["sizes"] if (s["M"], s["P"]) == (2, 2)}
     assert by_rounds == {("today", 2): False, ("today", 3): True, ("kafka-19449-fix", 2): False, ("kafka-19449-fix", 3): True}
@@ -348,12 +351,13 @@ def test_convergence_takes_three_rounds_for_every_size_and_two_do_not_suffice():
     ("epoch-has-holder", {"raise-3"}),  # a partition epoch nobody's record lists would block its next owner forever
     ("target-unique", {"raise-3"}),
     ("revoking-only-when-unrevoked", {"raise-2"}),
-    ("client-holds-assigned", {"raise-1", "raise-2"}),
+    ("client-current", {"enabled", "raise-1", "raise-2", "raise-3"}),  # a member whose epoch is refused never moves
 ])
-def test_the_level_proof_fails_without_a_lemma_it_needs(missing, fails):
+@pytest.mark.parametrize("atomic", [True, False])
+def test_the_level_proof_fails_without_a_lemma_it_needs(missing, fails, atomic):
     conv = _module("reconciliation.convergence")
     model = _module("reconciliation.model")
-    variant = model.Variant(atomic_client=True)
+    variant = model.Variant(atomic_client=atomic)
     lemmas = conv.invariant(variant)
     assert missing in {n for n, _ in lemmas}
     result = conv.prove_levels(variant, [lem for lem in lemmas if lem[0] != missing])
@@ -374,7 +378,8 @@ def test_the_level_proof_fails_for_a_builder_that_never_hands_out_a_partition(mo
         return original(self, v, state.State(lambda name, idx: held if name == "pe" else s.read(name, idx)), m)
 
     monkeypatch.setattr(model.ReconciliationModel, "_today", never_free)
-    assert set(conv.prove_levels(model.Variant(atomic_client=True)).failures) == {"raise-3"}
+    for atomic in (True, False):
+        assert set(conv.prove_levels(model.Variant(atomic_client=atomic)).failures) == {"raise-3"}
     r = _one("reconciliation.convergence")
     assert not r.ok and r.verdict == "unknown" and "raise-3" in r.bound
 
