@@ -365,6 +365,17 @@ def test_the_level_proof_fails_without_a_lemma_it_needs(missing, fails, atomic):
     assert all(result.failures[c] == "sat" for c in fails)
 
 
+def test_the_lagging_client_needs_to_apply_each_answer_before_its_next_heartbeat(monkeypatch):
+    """The round assumption is used: without it (``applied`` always true) a lagging member that still
+    holds a partition it was asked to revoke is not raised, and holding the target is not implied.
+    The atomic client applies within the heartbeat (a lemma), so nothing changes for it."""
+    conv = _module("reconciliation.convergence")
+    model = _module("reconciliation.model")
+    monkeypatch.setattr(conv, "applied", lambda v, s, x: True)
+    assert set(conv.prove_levels(model.Variant(atomic_client=False)).failures) == {"raise-1", "raise-2", "end"}
+    assert conv.prove_levels(model.Variant(atomic_client=True)).proved
+
+
 def test_the_level_proof_fails_for_a_builder_that_never_hands_out_a_partition(monkeypatch):
     """Non-vacuity of the parametric proof: the builder that keeps every partition epoch taken cannot
     raise a member to STABLE (round 3), and ``reconciliation.convergence`` says so."""
