@@ -1,0 +1,229 @@
+"""A migration history on a real broker, and the migration simulator beside it (docs/live.md, "Migration").
+
+A migration history is the migration simulator's own document (``group.consumer.migration``: a
+``stickyproof.simulation/1`` document one of whose ``join`` or ``restart`` events names a
+``group_protocol``), read by the simulator's parser, so the live run and the simulator take the same
+events: a restart with ``group_protocol: consumer`` is the upgrade of one process, with ``classic``
+its downgrade, a join's ``group_protocol`` what the new process speaks; the scenario's members start
+with the scenario's protocol. The document's ``migration_policy`` is the broker's
+``group.consumer.migration.policy`` (``--migration-policy`` overrides it) and its ``assignor`` the
+broker assignor its consumer-protocol members name.
+
+    migration_history(ref)                 (scenario, schedule, policy, assignor, name), or None
+    compare_migration(scenario, schedule, live, settings)   the simulator's points beside the broker's
+
+The comparison starts the simulator fresh, as the live members start (``compare.fresh_scenario``),
+and sets side by side, just before each event and at the end: the group's type (the simulator's
+``group_type``; the admin's last description), who owns what (the simulator's members' ``owned``;
+the members' callbacks), and the group epoch (the simulator's; the admin's while the group is a
+consumer group, else the highest generation the members were assigned in: a classic group's
+description has no generation). Types must agree at every point, and whether the group ends settled
+(the live side: quiet, and ``stable-ownership`` held). Owners must agree, except that where both
+sides give every member the same number of partitions and own each partition once, a different
+choice of who gets which is called ``timing``: a fresh live group's members join in one rebalance,
+the simulator's one tick apart, and a sticky assignor keeps what the first rebalance dealt. Epochs
+are compared as steps from the first point: a live group's first generation counts the rebalances
+its members' start-up spread caused, which the simulator's tick does not reproduce, but each event
+after it moves both sides' epochs alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import InvalidScenario
+from ..group.trace import format_partitions
+from ..model import Scenario, TopicPartition, parse_json
+from .described import group_types
+
+__all__ = ["MigrationPoint", "MigrationComparison", "migration_history", "owned_before", "compare_migration",
+           "render_migration_comparison"]
+
+
+def migration_history(ref: str):
+    """``(scenario, schedule, migration_policy, assignor, name)`` of the migration history in file
+    ``ref``; None when ``ref`` is not a file holding one (the classic runner reads it then)."""
+    from ..group.consumer.events import consumer_document_from_dict
+    from ..group.consumer.migration import check_policy, is_migration_document
+
+    path = Path(ref)
+    if ref == "-" or not path.is_file():
+        return None
+    try:
+        doc = parse_json(path.read_bytes(), ref)
+    except OSError as exc:
+        raise InvalidScenario("", f"{ref}: cannot read ({exc.strerror or exc})") from exc
+    if not is_migration_document(doc):
+        return None
+    sim = consumer_document_from_dict(doc, migration=True)
+    policy = check_policy(sim.migration_policy, "migration_policy") if sim.migration_policy is not None else None
+    return sim.scenario, sim.schedule, policy, sim.assignor, sim.name or sim.scenario.name or path.stem
+
+
+Owners = tuple[tuple[str, tuple[TopicPartition, ...]], ...]
+
+
+@dataclass(frozen=True)
+class MigrationPoint:
+    """One point of the history on both sides: ``where`` (``before tick N: event``, or ``the end``)."""
+
+    where: str
+    sim_type: str
+    live_type: str
+    sim_owners: Owners
+    live_owners: Owners
+    sim_epoch: int
+    live_epoch: int | None
+    epochs_agree: bool = True
+
+    @property
+    def same_shape(self) -> bool:
+        """Each member owns as many partitions on both sides, and each partition is owned once on both."""
+        def shape(o: Owners) -> tuple[tuple[str, int], ...]:
+            return tuple((m, len(t)) for m, t in o)
+
+        def once(o: Owners) -> bool:
+            tps = [tp for _, t in o for tp in t]
+            return len(tps) == len(set(tps))
+
+        return shape(self.sim_owners) == shape(self.live_owners) and once(self.sim_owners) and once(self.live_owners) \
+            and {tp for _, t in self.sim_owners for tp in t} == {tp for _, t in self.live_owners for tp in t}
+
+    @property
+    def verdict(self) -> str:
+        """``same``, ``timing`` (same shape, another choice of who gets which: module docstring) or ``DIFF``."""
+        if self.sim_type != self.live_type or not self.epochs_agree:
+            return "DIFF"
+        return "same" if self.sim_owners == self.live_owners else "timing" if self.same_shape else "DIFF"
+
+    @property
+    def agrees(self) -> bool:
+        return self.verdict != "DIFF"
+
+    def to_dict(self) -> dict[str, Any]:
+        def owners(o: Owners) -> dict[str, list[list[Any]]]:
+            return {m: [[t, p] for t, p in tps] for m, tps in o}
+
+        return {"where": self.where, "verdict": self.verdict, "agrees": self.agrees, "sim": {"type": self.sim_type, "owners": owners(self.sim_owners),
+                                                                      "group_epoch": self.sim_epoch},
+                "live": {"type": self.live_type, "owners": owners(self.live_owners), "group_epoch": self.live_epoch}}
+
+
+@dataclass(frozen=True)
+class MigrationComparison:
+    name: str
+    points: tuple[MigrationPoint, ...]
+    sim_types: tuple[str, ...]
+    live_types: tuple[str, ...]
+    sim_settled: bool
+    live_settled: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        return (self.sim_types == self.live_types and self.sim_settled == self.live_settled
+                and all(p.agrees for p in self.points))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "agrees": self.agrees, "types": {"sim": list(self.sim_types), "live": list(self.live_types)},
+                "settled": {"sim": self.sim_settled, "live": self.live_settled},
+                "points": [p.to_dict() for p in self.points], "notes": list(self.notes)}
+
+
+def owned_before(timeline: Sequence[Any], at_ms: int) -> Owners:
+    """Who owned what just before ``at_ms``, replaying the members' callbacks on the run's timeline
+    (``assigned`` adds, ``revoked``/``lost`` take away, a process's start or end clears); members
+    owning nothing are left out, as they are on the simulator's side."""
+    owned: dict[str, set[TopicPartition]] = {}
+    for e in timeline:
+        if e.at_ms >= at_ms:
+            break
+        if e.what == "assigned":
+            owned.setdefault(e.member, set()).update(e.partitions)
+        elif e.what in ("revoked", "lost"):
+            owned.get(e.member, set()).difference_update(e.partitions)
+        elif e.what in ("started", "closed", "crashing"):
+            owned[e.member] = set()
+    return tuple((m, tuple(sorted(tps))) for m, tps in sorted(owned.items()) if tps)
+
+
+def _sim_owners(step: Any) -> Owners:
+    return tuple((m.name, tuple(sorted(m.owned))) for m in sorted(step.members, key=lambda m: m.name) if m.owned)
+
+
+def _live_type(live: Any, at_ms: int) -> tuple[str, int | None]:
+    """The group's type just before ``at_ms``, and its epoch: the admin's group epoch for a consumer
+    group, else the highest generation a member was assigned in (a classic description has none)."""
+    seen = [d for d in live.described if d.at_ms < at_ms and d.group_type != "none"]
+    if not seen:
+        return "none", None
+    last = seen[-1]
+    if last.group_epoch >= 0:
+        return last.group_type, last.group_epoch
+    generations = [e.generation for e in live.timeline if e.at_ms < at_ms and e.what == "assigned" and e.generation is not None]
+    return last.group_type, (max(generations) if generations else None)
+
+
+def _collapse(types: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for t in types:
+        if t != "none" and (not out or out[-1] != t):
+            out.append(t)
+    return tuple(out)
+
+
+def compare_migration(scenario: Scenario, schedule: Any, live: Any, settings: Any) -> MigrationComparison:
+    """The migration simulator on the same history, started fresh, beside the live run (module docstring)."""
+    from ..group.consumer.migration import DEFAULT_MIGRATION_POLICY, simulate_migration
+    from ..group.consumer.simulator import DEFAULT_ASSIGNOR
+    from .compare import fresh_scenario
+
+    policy = settings.migration_policy or DEFAULT_MIGRATION_POLICY
+    sim = simulate_migration(fresh_scenario(scenario), schedule.events, config=schedule.config,
+                             assignor=settings.remote_assignor or DEFAULT_ASSIGNOR, name=live.name, policy=policy)
+    applied = [e for e in live.timeline if e.member == "history"]
+    points: list[MigrationPoint] = []
+    first: tuple[int, int | None] | None = None
+
+    def point(where: str, step: Any, live_type: str, live_owners: Owners, live_epoch: int | None) -> None:
+        nonlocal first
+        if first is None:
+            first = (step.group.group_epoch, live_epoch)
+        steps_agree = live_epoch is None or first[1] is None or \
+            step.group.group_epoch - first[0] == live_epoch - first[1]
+        points.append(MigrationPoint(where, step.group.group_type, live_type, _sim_owners(step), live_owners,
+                                     step.group.group_epoch, live_epoch, steps_agree))
+
+    for i, e in enumerate(schedule.events):
+        before = [s for s in sim.steps if s.tick < e.at]
+        if not before or i >= len(applied):
+            continue
+        live_type, live_epoch = _live_type(live, applied[i].at_ms)
+        point(f"before tick {e.at}: {e.describe()}", before[-1], live_type, owned_before(live.timeline, applied[i].at_ms),
+              live_epoch)
+    end_ms = (live.timeline[-1].at_ms + 1) if live.timeline else 0
+    live_type, live_epoch = _live_type(live, end_ms)
+    point("the end", sim.steps[-1], live_type, tuple((m, tps) for m, tps in live.settled if tps), live_epoch)
+    notes = ["both sides start fresh: the scenario's owned partitions and generations are its simulated past"] \
+        if any(m.owned for m in scenario.members) else []
+    held = all(v.ok for v in live.verdicts if v.monitor == "stable-ownership")
+    return MigrationComparison(live.name, tuple(points), _collapse([s.group.group_type for s in sim.steps]),
+                               tuple(t for _, t in group_types(live.described)), sim.settled, live.did_settle and held,
+                               tuple(notes))
+
+
+def render_migration_comparison(c: MigrationComparison) -> str:
+    lines = [f"the migration simulator beside the broker ({'they agree' if c.agrees else 'they DISAGREE'}):",
+             f"  group type: simulator {' -> '.join(c.sim_types)}; broker {' -> '.join(c.live_types) or '(never described)'}",
+             f"  settled at the end (live: quiet, and stable-ownership held): simulator {'yes' if c.sim_settled else 'no'}; broker {'yes' if c.live_settled else 'no'}"]
+    for p in c.points:
+        epoch = "" if p.live_epoch is None else f", group epoch {p.live_epoch}"
+        lines.append(f"  {p.verdict:<6} {p.where}{'' if p.epochs_agree else ' (the epochs moved apart since the first point)'}")
+        lines.append(f"         simulator: {p.sim_type}, group epoch {p.sim_epoch}; "
+                     + ("; ".join(f"{m} {format_partitions(t)}" for m, t in p.sim_owners) or "nobody owns anything"))
+        lines.append(f"         broker:    {p.live_type}{epoch}; "
+                     + ("; ".join(f"{m} {format_partitions(t)}" for m, t in p.live_owners) or "nobody owns anything"))
+    lines += [f"  note: {n}" for n in c.notes]
+    return "\n".join(lines) + "\n"
