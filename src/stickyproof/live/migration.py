@@ -19,9 +19,11 @@ the members' callbacks), and the group epoch (the simulator's; the admin's while
 consumer group, else the highest generation the members were assigned in: a classic group's
 description has no generation). Types must agree at every point, and whether the group ends settled
 (the live side: quiet, and ``stable-ownership`` held). Owners must agree, except that where both
-sides give every member the same number of partitions and own each partition once, a different
-choice of who gets which is called ``timing``: a fresh live group's members join in one rebalance,
-the simulator's one tick apart, and a sticky assignor keeps what the first rebalance dealt. Epochs
+sides give every member the same number of partitions and own the same partitions once each, a
+different choice of who gets which is called ``shape``: a fresh live group's members join in one
+rebalance, the simulator's one tick apart, and a sticky assignor keeps what the first rebalance
+dealt; and the broker's member ids are random where the simulator's are the members' names, and the
+uniform assignor breaks ties by member id. Epochs
 are compared as steps from the first point: a live group's first generation counts the rebalances
 its members' start-up spread caused, which the simulator's tick does not reproduce, but each event
 after it moves both sides' epochs alike.
@@ -93,10 +95,10 @@ class MigrationPoint:
 
     @property
     def verdict(self) -> str:
-        """``same``, ``timing`` (same shape, another choice of who gets which: module docstring) or ``DIFF``."""
+        """``same``, ``shape`` (same shape, another choice of who gets which: module docstring) or ``DIFF``."""
         if self.sim_type != self.live_type or not self.epochs_agree:
             return "DIFF"
-        return "same" if self.sim_owners == self.live_owners else "timing" if self.same_shape else "DIFF"
+        return "same" if self.sim_owners == self.live_owners else "shape" if self.same_shape else "DIFF"
 
     @property
     def agrees(self) -> bool:
