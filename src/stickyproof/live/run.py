@@ -153,7 +153,7 @@ def check_live(scenario: Scenario, schedule: Schedule, settings: LiveSettings) -
                                     f"(consumer: {', '.join(CONSUMER_CLIENTS)})")
         remote = settings.remote_assignor if settings.migration else settings.assignor
         if remote is not None and remote not in CONSUMER_ASSIGNORS:
-            raise InvalidOption("--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
+            raise InvalidOption("assignor" if settings.migration else "--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
                                 f"got {remote!r}")
     if settings.group_protocol == "classic":
         for i, m in enumerate(scenario.members):
