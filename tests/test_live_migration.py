@@ -137,6 +137,11 @@ def test_a_point_agrees_on_the_same_owners_or_the_same_shape_and_not_otherwise()
     assert _point(live=(("A", tp("t", 0, 2)), ("B", tp("t", 1, 3)))).verdict == "shape"
     assert _point(live=(("A", tp("t", 0, 1, 2)), ("B", tp("t", 3)))).verdict == "DIFF"  # another balance
     assert _point(live=(("A", tp("t", 0, 1)),)).verdict == "DIFF"  # partitions unowned on one side only
+    # owners apart while the broker described the group mid-rebalance: the event came before it settled
+    assert MigrationPoint("x", "consumer", "consumer", (("A", tp("t", 0, 1)),), (("A", tp("t", 0)),), 5, 3, True,
+                          "Reconciling").verdict == "unsettled"
+    assert MigrationPoint("x", "consumer", "consumer", (("A", tp("t", 0, 1)),), (("A", tp("t", 0)),), 5, 3, True,
+                          "Stable").verdict == "DIFF"
     assert _point(live_type="classic").verdict == "DIFF"
     assert _point(epochs_agree=False).verdict == "DIFF"
 

@@ -23,7 +23,10 @@ sides give every member the same number of partitions and own the same partition
 different choice of who gets which is called ``shape``: a fresh live group's members join in one
 rebalance, the simulator's one tick apart, and a sticky assignor keeps what the first rebalance
 dealt; and the broker's member ids are random where the simulator's are the members' names, and the
-uniform assignor breaks ties by member id. Epochs
+uniform assignor breaks ties by member id. Where owners differ otherwise and the admin last described
+the group mid-rebalance (not ``Stable``) before the event, the point is ``unsettled``: the history
+gave the real group less time than it took to settle (a process start is a second or two), so there
+is nothing to compare. Epochs
 are compared as steps from the first point: a live group's first generation counts the rebalances
 its members' start-up spread caused, which the simulator's tick does not reproduce, but each event
 after it moves both sides' epochs alike.
@@ -79,6 +82,7 @@ class MigrationPoint:
     sim_epoch: int
     live_epoch: int | None
     epochs_agree: bool = True
+    live_state: str = ""  # the admin's last described state before the point (``Stable``, ``Reconciling``, ...)
 
     @property
     def same_shape(self) -> bool:
@@ -95,10 +99,16 @@ class MigrationPoint:
 
     @property
     def verdict(self) -> str:
-        """``same``, ``shape`` (same shape, another choice of who gets which: module docstring) or ``DIFF``."""
+        """``same``, ``shape`` (same shape, another choice of who gets which: module docstring),
+        ``unsettled`` (owners differ while the broker described the group mid-rebalance when the event
+        came: the history's ticks were shorter than the real group's settling, nothing to compare) or ``DIFF``."""
         if self.sim_type != self.live_type or not self.epochs_agree:
             return "DIFF"
-        return "same" if self.sim_owners == self.live_owners else "shape" if self.same_shape else "DIFF"
+        if self.sim_owners == self.live_owners:
+            return "same"
+        if self.same_shape:
+            return "shape"
+        return "unsettled" if self.live_state and self.live_state.lower() != "stable" else "DIFF"
 
     @property
     def agrees(self) -> bool:
@@ -155,17 +165,18 @@ def _sim_owners(step: Any) -> Owners:
     return tuple((m.name, tuple(sorted(m.owned))) for m in sorted(step.members, key=lambda m: m.name) if m.owned)
 
 
-def _live_type(live: Any, at_ms: int) -> tuple[str, int | None]:
-    """The group's type just before ``at_ms``, and its epoch: the admin's group epoch for a consumer
-    group, else the highest generation a member was assigned in (a classic description has none)."""
+def _live_type(live: Any, at_ms: int) -> tuple[str, int | None, str]:
+    """The group's type just before ``at_ms``, its epoch (the admin's group epoch for a consumer
+    group, else the highest generation a member was assigned in: a classic description has none),
+    and its described state."""
     seen = [d for d in live.described if d.at_ms < at_ms and d.group_type != "none"]
     if not seen:
-        return "none", None
+        return "none", None, ""
     last = seen[-1]
     if last.group_epoch >= 0:
-        return last.group_type, last.group_epoch
+        return last.group_type, last.group_epoch, last.state
     generations = [e.generation for e in live.timeline if e.at_ms < at_ms and e.what == "assigned" and e.generation is not None]
-    return last.group_type, (max(generations) if generations else None)
+    return last.group_type, (max(generations) if generations else None), last.state
 
 
 def _collapse(types: Sequence[str]) -> tuple[str, ...]:
@@ -189,25 +200,25 @@ def compare_migration(scenario: Scenario, schedule: Any, live: Any, settings: An
     points: list[MigrationPoint] = []
     first: tuple[int, int | None] | None = None
 
-    def point(where: str, step: Any, live_type: str, live_owners: Owners, live_epoch: int | None) -> None:
+    def point(where: str, step: Any, live_type: str, live_owners: Owners, live_epoch: int | None, state: str) -> None:
         nonlocal first
         if first is None:
             first = (step.group.group_epoch, live_epoch)
         steps_agree = live_epoch is None or first[1] is None or \
             step.group.group_epoch - first[0] == live_epoch - first[1]
         points.append(MigrationPoint(where, step.group.group_type, live_type, _sim_owners(step), live_owners,
-                                     step.group.group_epoch, live_epoch, steps_agree))
+                                     step.group.group_epoch, live_epoch, steps_agree, state))
 
     for i, e in enumerate(schedule.events):
         before = [s for s in sim.steps if s.tick < e.at]
         if not before or i >= len(applied):
             continue
-        live_type, live_epoch = _live_type(live, applied[i].at_ms)
+        live_type, live_epoch, state = _live_type(live, applied[i].at_ms)
         point(f"before tick {e.at}: {e.describe()}", before[-1], live_type, owned_before(live.timeline, applied[i].at_ms),
-              live_epoch)
+              live_epoch, state)
     end_ms = (live.timeline[-1].at_ms + 1) if live.timeline else 0
-    live_type, live_epoch = _live_type(live, end_ms)
-    point("the end", sim.steps[-1], live_type, tuple((m, tps) for m, tps in live.settled if tps), live_epoch)
+    live_type, live_epoch, state = _live_type(live, end_ms)
+    point("the end", sim.steps[-1], live_type, tuple((m, tps) for m, tps in live.settled if tps), live_epoch, state)
     notes = ["both sides start fresh: the scenario's owned partitions and generations are its simulated past"] \
         if any(m.owned for m in scenario.members) else []
     held = all(v.ok for v in live.verdicts if v.monitor == "stable-ownership")
@@ -221,7 +232,7 @@ def render_migration_comparison(c: MigrationComparison) -> str:
              f"  group type: simulator {' -> '.join(c.sim_types)}; broker {' -> '.join(c.live_types) or '(never described)'}",
              f"  settled at the end (live: quiet, and stable-ownership held): simulator {'yes' if c.sim_settled else 'no'}; broker {'yes' if c.live_settled else 'no'}"]
     for p in c.points:
-        epoch = "" if p.live_epoch is None else f", group epoch {p.live_epoch}"
+        epoch = ("" if p.live_epoch is None else f", group epoch {p.live_epoch}") + (f", {p.live_state}" if p.live_state else "")
         lines.append(f"  {p.verdict:<6} {p.where}{'' if p.epochs_agree else ' (the epochs moved apart since the first point)'}")
         lines.append(f"         simulator: {p.sim_type}, group epoch {p.sim_epoch}; "
                      + ("; ".join(f"{m} {format_partitions(t)}" for m, t in p.sim_owners) or "nobody owns anything"))
