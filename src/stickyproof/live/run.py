@@ -350,6 +350,16 @@ def _apply(run: _Run, e: Event) -> None:
         run.topics.pop(e.topic, None)
 
 
+def _classic_ran(run: _Run) -> bool:
+    """Whether a classic member ran, so ``cooperative-convergence`` applies when all of them ran only
+    cooperative-sticky (``run.cooperative``): every member of a classic run; in a migration run, when
+    some member's last process spoke classic (the consumer-protocol phases form one group epoch per
+    disturbance, within the same bound)."""
+    if not run.settings.migration:
+        return run.settings.group_protocol == "classic"
+    return any((c.get("group_protocol") or run.settings.group_protocol) == "classic" for c in run.configs.values())
+
+
 def _last_report_ns(run: _Run) -> int:
     return max((r.mono_ns for m in run.all_processes() for r in m.reports()), default=0)
 
@@ -474,7 +484,7 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
     verdicts = monitor_verdicts(reports, t0, run.prefix, owned, subscribed, did_settle, applied=[at for at, _ in run.applied],
-                                cooperative=settings.group_protocol == "classic" and run.cooperative and not settings.migration,
+                                cooperative=run.cooperative and _classic_ran(run),
                                 loop_bound=config.loop_bound, cooperative_bound=config.cooperative_bound)
     grades: tuple[SettledGrade, ...] = ()
     if settings.grade and settings.group_protocol == "classic" and not settings.migration:
