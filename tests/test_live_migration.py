@@ -135,6 +135,9 @@ def test_a_point_agrees_on_the_same_owners_or_the_same_shape_and_not_otherwise()
     assert _point().verdict == "same"
     # the same counts over the same partitions, dealt another way: join timing or member-id order
     assert _point(live=(("A", tp("t", 0, 2)), ("B", tp("t", 1, 3)))).verdict == "shape"
+    # who has one more is uniform's tie-break by member id: as many members own as many partitions
+    three = (("A", tp("t", 0, 1)), ("B", tp("t", 2)), ("C", tp("t", 3, 4)))
+    assert _point(sim=three, live=(("A", tp("t", 0)), ("B", tp("t", 1, 2)), ("C", tp("t", 3, 4)))).verdict == "shape"
     assert _point(live=(("A", tp("t", 0, 1, 2)), ("B", tp("t", 3)))).verdict == "DIFF"  # another balance
     assert _point(live=(("A", tp("t", 0, 1)),)).verdict == "DIFF"  # partitions unowned on one side only
     # owners apart while the broker described the group mid-rebalance: the event came before it settled
@@ -142,8 +145,22 @@ def test_a_point_agrees_on_the_same_owners_or_the_same_shape_and_not_otherwise()
                           "Reconciling").verdict == "unsettled"
     assert MigrationPoint("x", "consumer", "consumer", (("A", tp("t", 0, 1)),), (("A", tp("t", 0)),), 5, 3, True,
                           "Stable").verdict == "DIFF"
+    # a process the history started that had no assignment yet: the real group was not there yet
+    assert MigrationPoint("x", "consumer", "consumer", (("A", tp("t", 0, 1)), ("B", tp("t", 2))), (("A", tp("t", 0, 1, 2)),),
+                          5, 3, True, "Stable", ("B",)).verdict == "unsettled"
     assert _point(live_type="classic").verdict == "DIFF"
-    assert _point(epochs_agree=False).verdict == "DIFF"
+    assert MigrationPoint("x", "consumer", "classic", (), (), 5, 3, True, "Stable", ("A",)).verdict == "unsettled"
+    assert _point(epochs_agree=False).verdict == "same"  # epochs are shown, not judged
+
+
+def test_a_started_process_is_pending_until_its_first_assignment():
+    from stickyproof.live.migration import pending_members
+
+    timeline = (LiveEntry(10, "history", "restart"), LiveEntry(20, "A", "closed"), LiveEntry(900, "A", "started"),
+                LiveEntry(1500, "A", "assigned"), LiveEntry(2000, "history", "join"))
+    assert pending_members(timeline, [("A", 10)], 1200) == ("A",)
+    assert pending_members(timeline, [("A", 10)], 1600) == ()
+    assert pending_members(timeline, [("A", 10), ("D", 2000)], 2500) == ("D",)
 
 
 # ------------------------------------------------------------------------------------------

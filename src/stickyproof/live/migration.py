@@ -19,17 +19,18 @@ the members' callbacks), and the group epoch (the simulator's; the admin's while
 consumer group, else the highest generation the members were assigned in: a classic group's
 description has no generation). Types must agree at every point, and whether the group ends settled
 (the live side: quiet, and ``stable-ownership`` held). Owners must agree, except that where both
-sides give every member the same number of partitions and own the same partitions once each, a
+sides have as many members owning as many partitions and own the same partitions once each, a
 different choice of who gets which is called ``shape``: a fresh live group's members join in one
 rebalance, the simulator's one tick apart, and a sticky assignor keeps what the first rebalance
 dealt; and the broker's member ids are random where the simulator's are the members' names, and the
-uniform assignor breaks ties by member id. Where owners differ otherwise and the admin last described
-the group mid-rebalance (not ``Stable``) before the event, the point is ``unsettled``: the history
-gave the real group less time than it took to settle (a process start is a second or two), so there
-is nothing to compare. Epochs
-are compared as steps from the first point: a live group's first generation counts the rebalances
-its members' start-up spread caused, which the simulator's tick does not reproduce, but each event
-after it moves both sides' epochs alike.
+uniform assignor breaks ties (who gets which, and who gets one more) by member id. Where owners
+differ otherwise and the real group had not settled when the event came (the admin last described it
+mid-rebalance, not ``Stable``; or a process the history started had no assignment yet: a process
+start is a second or two, a history's gap three), the point is ``unsettled``, with nothing to
+compare. Epochs are shown as steps from the first point and marked where the steps differ, but are
+not part of the verdict: a live group's first generation counts the rebalances its members'
+start-up spread caused, and later ones whether two processes' joins fell in one rebalance or two,
+which the simulator's ticks do not reproduce.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from ..group.trace import format_partitions
 from ..model import Scenario, TopicPartition, parse_json
 from .described import group_types
 
-__all__ = ["MigrationPoint", "MigrationComparison", "migration_history", "owned_before", "compare_migration",
+__all__ = ["MigrationPoint", "MigrationComparison", "migration_history", "owned_before", "pending_members", "compare_migration",
            "render_migration_comparison"]
 
 
@@ -81,14 +82,16 @@ class MigrationPoint:
     live_owners: Owners
     sim_epoch: int
     live_epoch: int | None
-    epochs_agree: bool = True
+    epochs_agree: bool = True  # shown, not part of the verdict (module docstring)
     live_state: str = ""  # the admin's last described state before the point (``Stable``, ``Reconciling``, ...)
+    pending: tuple[str, ...] = ()  # members the history (re)started whose new process had no assignment yet
 
     @property
     def same_shape(self) -> bool:
-        """Each member owns as many partitions on both sides, and each partition is owned once on both."""
-        def shape(o: Owners) -> tuple[tuple[str, int], ...]:
-            return tuple((m, len(t)) for m, t in o)
+        """As many members own as many partitions on both sides (which member has one more is the
+        assignor's tie-break by member id), the same partitions are owned, each once on both."""
+        def shape(o: Owners) -> tuple[int, ...]:
+            return tuple(sorted(len(t) for _, t in o))
 
         def once(o: Owners) -> bool:
             tps = [tp for _, t in o for tp in t]
@@ -100,15 +103,16 @@ class MigrationPoint:
     @property
     def verdict(self) -> str:
         """``same``, ``shape`` (same shape, another choice of who gets which: module docstring),
-        ``unsettled`` (owners differ while the broker described the group mid-rebalance when the event
-        came: the history's ticks were shorter than the real group's settling, nothing to compare) or ``DIFF``."""
-        if self.sim_type != self.live_type or not self.epochs_agree:
-            return "DIFF"
+        ``unsettled`` (owners differ while the real group had not settled when the event came: the
+        admin described it mid-rebalance, or a process the history started had no assignment yet;
+        nothing to compare) or ``DIFF``."""
+        if self.sim_type != self.live_type:  # a converting process that had not joined yet is timing too
+            return "unsettled" if self.pending else "DIFF"
         if self.sim_owners == self.live_owners:
             return "same"
         if self.same_shape:
             return "shape"
-        return "unsettled" if self.live_state and self.live_state.lower() != "stable" else "DIFF"
+        return "unsettled" if self.pending or (self.live_state and self.live_state.lower() != "stable") else "DIFF"
 
     @property
     def agrees(self) -> bool:
@@ -161,6 +165,16 @@ def owned_before(timeline: Sequence[Any], at_ms: int) -> Owners:
     return tuple((m, tuple(sorted(tps))) for m, tps in sorted(owned.items()) if tps)
 
 
+def pending_members(timeline: Sequence[Any], started: Sequence[tuple[str, int]], at_ms: int) -> tuple[str, ...]:
+    """The members ``started`` (member, ms the history's join or restart was applied) names whose new
+    process reported no assignment between then and ``at_ms``: not in the real group yet."""
+    out = set()
+    for member, since in started:
+        if not any(e.member == member and e.what == "assigned" and since <= e.at_ms < at_ms for e in timeline):
+            out.add(member)
+    return tuple(sorted(out))
+
+
 def _sim_owners(step: Any) -> Owners:
     return tuple((m.name, tuple(sorted(m.owned))) for m in sorted(step.members, key=lambda m: m.name) if m.owned)
 
@@ -200,22 +214,25 @@ def compare_migration(scenario: Scenario, schedule: Any, live: Any, settings: An
     points: list[MigrationPoint] = []
     first: tuple[int, int | None] | None = None
 
-    def point(where: str, step: Any, live_type: str, live_owners: Owners, live_epoch: int | None, state: str) -> None:
+    def point(where: str, step: Any, live_type: str, live_owners: Owners, live_epoch: int | None, state: str,
+              pending: tuple[str, ...] = ()) -> None:
         nonlocal first
         if first is None:
             first = (step.group.group_epoch, live_epoch)
         steps_agree = live_epoch is None or first[1] is None or \
             step.group.group_epoch - first[0] == live_epoch - first[1]
         points.append(MigrationPoint(where, step.group.group_type, live_type, _sim_owners(step), live_owners,
-                                     step.group.group_epoch, live_epoch, steps_agree, state))
+                                     step.group.group_epoch, live_epoch, steps_agree, state, pending))
 
     for i, e in enumerate(schedule.events):
         before = [s for s in sim.steps if s.tick < e.at]
         if not before or i >= len(applied):
             continue
         live_type, live_epoch, state = _live_type(live, applied[i].at_ms)
+        started = [(ev.member, entry.at_ms) for ev, entry in zip(schedule.events[:i], applied)
+                   if ev.event in ("join", "restart")]
         point(f"before tick {e.at}: {e.describe()}", before[-1], live_type, owned_before(live.timeline, applied[i].at_ms),
-              live_epoch, state)
+              live_epoch, state, pending_members(live.timeline, started, applied[i].at_ms))
     end_ms = (live.timeline[-1].at_ms + 1) if live.timeline else 0
     live_type, live_epoch, state = _live_type(live, end_ms)
     point("the end", sim.steps[-1], live_type, tuple((m, tps) for m, tps in live.settled if tps), live_epoch, state)
@@ -233,7 +250,8 @@ def render_migration_comparison(c: MigrationComparison) -> str:
              f"  settled at the end (live: quiet, and stable-ownership held): simulator {'yes' if c.sim_settled else 'no'}; broker {'yes' if c.live_settled else 'no'}"]
     for p in c.points:
         epoch = ("" if p.live_epoch is None else f", group epoch {p.live_epoch}") + (f", {p.live_state}" if p.live_state else "")
-        lines.append(f"  {p.verdict:<6} {p.where}{'' if p.epochs_agree else ' (the epochs moved apart since the first point)'}")
+        wait = f" ({', '.join(p.pending)} not in the real group yet)" if p.pending and p.verdict == "unsettled" else ""
+        lines.append(f"  {p.verdict:<6} {p.where}{wait}{'' if p.epochs_agree else ' (epoch steps apart)'}")
         lines.append(f"         simulator: {p.sim_type}, group epoch {p.sim_epoch}; "
                      + ("; ".join(f"{m} {format_partitions(t)}" for m, t in p.sim_owners) or "nobody owns anything"))
         lines.append(f"         broker:    {p.live_type}{epoch}; "
