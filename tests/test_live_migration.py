@@ -153,6 +153,15 @@ def test_a_point_agrees_on_the_same_owners_or_the_same_shape_and_not_otherwise()
     assert _point(epochs_agree=False).verdict == "same"  # epochs are shown, not judged
 
 
+def test_moved_counts_the_partitions_owned_at_both_points_under_another_owner():
+    from stickyproof.live.migration import moved
+
+    before = (("A", tp("t", 0, 1)), ("B", tp("t", 2, 3)))
+    assert moved(before, before) == 0
+    assert moved(before, (("A", tp("t", 0)), ("B", tp("t", 1, 2, 3)))) == 1
+    assert moved(before, (("B", tp("t", 2, 3)),)) == 0  # A's partitions unowned now: not moved, gone
+
+
 def test_a_started_process_is_pending_until_its_first_assignment():
     from stickyproof.live.migration import pending_members
 

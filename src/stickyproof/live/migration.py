@@ -30,7 +30,9 @@ start is a second or two, a history's gap three), the point is ``unsettled``, wi
 compare. Epochs are shown as steps from the first point and marked where the steps differ, but are
 not part of the verdict: a live group's first generation counts the rebalances its members'
 start-up spread caused, and later ones whether two processes' joins fell in one rebalance or two,
-which the simulator's ticks do not reproduce.
+which the simulator's ticks do not reproduce. Each point after the first also shows how many
+partitions changed owner since the point before on each side (``moved``), the stickiness a
+``shape`` verdict does not judge.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from ..group.trace import format_partitions
 from ..model import Scenario, TopicPartition, parse_json
 from .described import group_types
 
-__all__ = ["MigrationPoint", "MigrationComparison", "migration_history", "owned_before", "pending_members", "compare_migration",
+__all__ = ["MigrationPoint", "MigrationComparison", "migration_history", "owned_before", "pending_members", "moved",
+           "compare_migration",
            "render_migration_comparison"]
 
 
@@ -85,6 +88,7 @@ class MigrationPoint:
     epochs_agree: bool = True  # shown, not part of the verdict (module docstring)
     live_state: str = ""  # the admin's last described state before the point (``Stable``, ``Reconciling``, ...)
     pending: tuple[str, ...] = ()  # members the history (re)started whose new process had no assignment yet
+    moved: tuple[int, int] | None = None  # partitions that changed owner since the point before (simulator, broker)
 
     @property
     def same_shape(self) -> bool:
@@ -124,7 +128,8 @@ class MigrationPoint:
 
         return {"where": self.where, "verdict": self.verdict, "agrees": self.agrees, "sim": {"type": self.sim_type, "owners": owners(self.sim_owners),
                                                                       "group_epoch": self.sim_epoch},
-                "live": {"type": self.live_type, "owners": owners(self.live_owners), "group_epoch": self.live_epoch}}
+                "live": {"type": self.live_type, "owners": owners(self.live_owners), "group_epoch": self.live_epoch},
+                **({"moved": {"sim": self.moved[0], "live": self.moved[1]}} if self.moved is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,13 @@ def pending_members(timeline: Sequence[Any], started: Sequence[tuple[str, int]],
     return tuple(sorted(out))
 
 
+def moved(before: Owners, now: Owners) -> int:
+    """Partitions owned at both points whose owner changed: what a sticky assignor keeps low, and a
+    count both sides can be held to however their members' names map (module docstring)."""
+    was = {tp: m for m, tps in before for tp in tps}
+    return sum(1 for m, tps in now for tp in tps if tp in was and was[tp] != m)
+
+
 def _sim_owners(step: Any) -> Owners:
     return tuple((m.name, tuple(sorted(m.owned))) for m in sorted(step.members, key=lambda m: m.name) if m.owned)
 
@@ -221,8 +233,10 @@ def compare_migration(scenario: Scenario, schedule: Any, live: Any, settings: An
             first = (step.group.group_epoch, live_epoch)
         steps_agree = live_epoch is None or first[1] is None or \
             step.group.group_epoch - first[0] == live_epoch - first[1]
-        points.append(MigrationPoint(where, step.group.group_type, live_type, _sim_owners(step), live_owners,
-                                     step.group.group_epoch, live_epoch, steps_agree, state, pending))
+        sim_owners = _sim_owners(step)
+        moves = (moved(points[-1].sim_owners, sim_owners), moved(points[-1].live_owners, live_owners)) if points else None
+        points.append(MigrationPoint(where, step.group.group_type, live_type, sim_owners, live_owners,
+                                     step.group.group_epoch, live_epoch, steps_agree, state, pending, moves))
 
     for i, e in enumerate(schedule.events):
         before = [s for s in sim.steps if s.tick < e.at]
@@ -251,7 +265,8 @@ def render_migration_comparison(c: MigrationComparison) -> str:
     for p in c.points:
         epoch = ("" if p.live_epoch is None else f", group epoch {p.live_epoch}") + (f", {p.live_state}" if p.live_state else "")
         wait = f" ({', '.join(p.pending)} not in the real group yet)" if p.pending and p.verdict == "unsettled" else ""
-        lines.append(f"  {p.verdict:<6} {p.where}{wait}{'' if p.epochs_agree else ' (epoch steps apart)'}")
+        moves = "" if p.moved is None else f"; moved since the point before: simulator {p.moved[0]}, broker {p.moved[1]}"
+        lines.append(f"  {p.verdict:<6} {p.where}{wait}{'' if p.epochs_agree else ' (epoch steps apart)'}{moves}")
         lines.append(f"         simulator: {p.sim_type}, group epoch {p.sim_epoch}; "
                      + ("; ".join(f"{m} {format_partitions(t)}" for m, t in p.sim_owners) or "nobody owns anything"))
         lines.append(f"         broker:    {p.live_type}{epoch}; "
