@@ -22,7 +22,9 @@ that gave it until the ``onPartitionsRevoked``/``onPartitionsLost`` that took it
 or a stall starting; after a stall, from the ``resumed`` report (written after the first poll that
 follows the stall, so a loss that poll found comes first). Events the live run cannot apply yet
 (``upgrade``, ``rolling-restart``, ``failover``, ``listener-error``, a stall ``at_join_prepare``)
-are refused naming the event.
+are refused naming the event. A migration history (``live.migration``; ``LiveSettings.migration``)
+runs the consumer simulator's events: a ``join`` or ``restart`` naming a ``group_protocol`` starts a
+process speaking it, and the admin also reports the group's type as it describes it (``live.described``).
 """
 
 from __future__ import annotations
