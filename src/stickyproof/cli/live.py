@@ -119,7 +119,8 @@ def add_live(sub: argparse._SubParsersAction) -> None:
         "cannot start. Everything started is stopped before the command ends. See docs/live.md.",
     )
     p.add_argument("history", metavar="HISTORY",
-                   help="bundled scenario name (its history from the catalogue), scenario file, or stickyproof.simulation/1 document")
+                   help="bundled scenario name (its history from the catalogue), scenario file, or stickyproof.simulation/1 document; "
+                   "a migration history (join/restart events naming a group_protocol) restarts its members with that group.protocol")
     p.add_argument("--events", metavar="FILE", help="events file (replaces the scenario's own history)")
     p.add_argument("--clients", default="java", metavar="LIST", help="member libraries, comma-separated, members assigned round-robin over them: "
                    "java, librdkafka (confluent-kafka), kafka-python, franz-go (default java)")
