@@ -87,6 +87,7 @@ def test_a_migration_run_refuses_what_it_cannot_apply_naming_it():
     (["live", str(SMALLEST), "--migration-policy", "upgrade", "--bootstrap", "127.0.0.1:1"], "--migration-policy"),
     (["live", str(SMALLEST), "--events", str(SMALLEST)], "--events"),
     (["live", str(SMALLEST), "--clients", "kafka-python"], "--clients"),
+    (["live", str(SMALLEST), "--group-protocol", "consumer"], "--group-protocol"),
 ])
 def test_bad_migration_input_is_exit_2_and_one_line_before_any_broker_starts(argv, needle, capsys):
     before = processes.running_children()

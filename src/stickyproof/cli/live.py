@@ -42,6 +42,9 @@ def _cmd_live(args: argparse.Namespace) -> int:
     if migration is not None:  # the migration simulator's document: each process names its group.protocol
         if args.events is not None:
             raise InvalidOption("--events", "a migration history carries its own events (edit the document)")
+        if args.group_protocol is not None:
+            raise InvalidOption("--group-protocol", "a migration history names each process's group.protocol in its join "
+                                "and restart events (edit the document)")
         scenario, schedule, policy, remote, name = migration
         settings = LiveSettings(tick_ms=args.tick_ms, group_protocol="consumer" if scenario.is_consumer_group else "classic",
                                 assignor=args.assignor, clients=clients, migration=True, remote_assignor=remote,
@@ -51,7 +54,7 @@ def _cmd_live(args: argparse.Namespace) -> int:
             result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
         return _report_migration(args, scenario, schedule, result, settings)
     scenario, schedule, switched, assignor, name = resolve_simulation(args.history, args.events, (), None)
-    settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol, assignor=args.assignor, clients=clients,
+    settings = LiveSettings(tick_ms=args.tick_ms, group_protocol=args.group_protocol or "classic", assignor=args.assignor, clients=clients,
                             migration_policy=args.migration_policy)
     settings, note = choose_assignor(scenario, schedule, settings)
     if note:
@@ -127,8 +130,9 @@ def add_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--assignor", metavar="NAME",
                    help="every member's assignor: range, roundrobin, sticky, cooperative-sticky (classic); uniform, range "
                    "(--group-protocol consumer, the broker's)")
-    p.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"),
-                   help="the members' group.protocol (default classic; consumer is KIP-848)")
+    p.add_argument("--group-protocol", default=None, choices=("classic", "consumer"),
+                   help="the members' group.protocol (default classic; consumer is KIP-848; a migration history names "
+                   "each process's own)")
     p.add_argument("--tick-ms", type=positive_int, default=500, metavar="MS",
                    help="wall time of one simulator tick: heartbeat interval; the session and poll timeouts are "
                    "config.session_timeout ticks (default 500)")
