@@ -7,6 +7,7 @@ import importlib
 import json
 from pathlib import Path
 
+import pytest
 import z3
 
 from stickyproof.cli import main
@@ -331,10 +332,67 @@ def test_bounded_search_finds_no_run_breaking_safety():
     assert not any(run["violated"] for run in r.detail["runs"].values())
 
 
-def test_convergence_takes_three_rounds_and_not_two():
+def test_convergence_takes_three_rounds_for_every_size_and_two_do_not_suffice():
     r = _unpatched("reconciliation.convergence")
-    assert r.ok and r.verdict == "proved"
-    assert r.detail["sizes"] and all(size["holds"] and size["tight"] for size in r.detail["sizes"])
+    assert r.ok and r.verdict == "proved" and r.bound.startswith("every group size: 3 heartbeat rounds")
+    assert set(r.detail["variants"]) == {f"{b}/{c}" for b in ("today", "kafka-19449-fix") for c in ("atomic", "lagging")}
+    for key, run in r.detail["variants"].items():  # every level check answered as the proof needs, none skipped
+        levels = run["levels"]
+        expected = {f"{c}-{k}" for c in ("raise", "keep", "needed") for k in (1, 2, 3)} | {"implies-2", "implies-3", "end"}
+        if key.endswith("/lagging"):  # the client's own steps, and that it applies each answer
+            expected |= {f"keep-{k}-{a}" for k in (1, 2, 3) for a in ("revoke", "assign")} | {"applies", "applied-kept"}
+        assert expected <= set(levels), key
+        assert all(a == ("sat" if c.startswith("needed-") else "unsat") for c, a in levels.items())
+    by_rounds = {(s["variant"], s["rounds"]): s["converged"] for s in r.detail["sizes"] if (s["M"], s["P"]) == (2, 2)}
+    assert by_rounds == {("today", 2): False, ("today", 3): True, ("kafka-19449-fix", 2): False, ("kafka-19449-fix", 3): True}
+
+
+@pytest.mark.parametrize("missing, fails", [
+    ("epoch-has-holder", {"raise-3"}),  # a partition epoch nobody's record lists would block its next owner forever
+    ("target-unique", {"raise-3"}),
+    ("revoking-only-when-unrevoked", {"raise-2"}),
+    ("client-current", {"enabled", "raise-1", "raise-2", "raise-3"}),  # a member whose epoch is refused never moves
+])
+@pytest.mark.parametrize("atomic", [True, False])
+def test_the_level_proof_fails_without_a_lemma_it_needs(missing, fails, atomic):
+    conv = _module("reconciliation.convergence")
+    model = _module("reconciliation.model")
+    variant = model.Variant(atomic_client=atomic)
+    lemmas = conv.invariant(variant)
+    assert missing in {n for n, _ in lemmas}
+    result = conv.prove_levels(variant, [lem for lem in lemmas if lem[0] != missing])
+    assert not result.proved and set(result.failures) == fails
+    assert all(result.failures[c] == "sat" for c in fails)
+
+
+def test_the_lagging_client_needs_to_apply_each_answer_before_its_next_heartbeat(monkeypatch):
+    """The round assumption is used: without it (``applied`` always true) a lagging member that still
+    holds a partition it was asked to revoke is not raised, and holding the target is not implied.
+    The atomic client applies within the heartbeat (a lemma), so nothing changes for it."""
+    conv = _module("reconciliation.convergence")
+    model = _module("reconciliation.model")
+    monkeypatch.setattr(conv, "applied", lambda v, s, x: True)
+    assert set(conv.prove_levels(model.Variant(atomic_client=False)).failures) == {"raise-1", "raise-2", "end"}
+    assert conv.prove_levels(model.Variant(atomic_client=True)).proved
+
+
+def test_the_level_proof_fails_for_a_builder_that_never_hands_out_a_partition(monkeypatch):
+    """Non-vacuity of the parametric proof: the builder that keeps every partition epoch taken cannot
+    raise a member to STABLE (round 3), and ``reconciliation.convergence`` says so."""
+    model = _module("reconciliation.model")
+    state = _module("protocol.state")
+    conv = _module("reconciliation.convergence")
+    original = model.ReconciliationModel._today
+
+    def never_free(self, v, s, m):
+        held = model._k(v, 7)
+        return original(self, v, state.State(lambda name, idx: held if name == "pe" else s.read(name, idx)), m)
+
+    monkeypatch.setattr(model.ReconciliationModel, "_today", never_free)
+    for atomic in (True, False):
+        assert set(conv.prove_levels(model.Variant(atomic_client=atomic)).failures) == {"raise-3"}
+    r = _one("reconciliation.convergence")
+    assert not r.ok and r.verdict == "unknown" and "raise-3" in r.bound
 
 
 def test_convergence_fails_when_a_member_ignores_released_partitions(monkeypatch):

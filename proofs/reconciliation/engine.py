@@ -169,8 +169,9 @@ class Unrolling:
     """The concrete model unrolled ``depth`` steps from ``start`` (default: its initial state)."""
 
     def __init__(self, variant: Variant, sizes: dict[str, int], depth: int,
-                 start: Callable[[Any, State], Any] | None = None):
+                 start: Callable[[Any, State], Any] | None = None, *, kafka_requests: bool = False):
         self.variant = variant
+        self.kafka_requests = kafka_requests
         self.sizes = dict(sizes)
         self.v = Concrete(sizes, int_bits=int_bits_for(depth))
         self.model = ReconciliationModel(variant)
@@ -207,10 +208,34 @@ class Unrolling:
                     if not z3.eq(new, old):
                         expr = z3.If(sel == i, new, expr)
                 cons.append(t.read(var.name, idx) == expr)
-        self.constraints.append(cons)
         self.choices.append(choice)
         self.sels.append(sel)
+        if self.kafka_requests:
+            cons += self._requests(k)
+        self.constraints.append(cons)
         self.states.append(t)
+
+    def _is(self, k: int, action: str, args: tuple | None = None) -> z3.BoolRef:
+        """Step ``k`` is ``action`` (with ``args``, if given)."""
+        hits = [self.sels[k] == i for i, (a, a_args) in enumerate(self.inst)
+                if a.name == action and (args is None or tuple(a_args) == args)]
+        return z3.Or(*hits) if hits else z3.BoolVal(False)
+
+    def _requests(self, k: int) -> list[z3.BoolRef]:
+        """Step ``k`` as Kafka's requests group the model's steps (``kafka_requests``): a ``Join`` is
+        followed by the ``NewTarget`` its request computes and then the joiner's ``Heartbeat`` (one
+        ConsumerGroupHeartbeat at epoch 0: the group epoch bump, the target and the member's
+        reconciliation), and a ``Leave`` by the ``NewTarget`` its epoch bump causes. The constraints
+        look back from step ``k``, so a run cut at any length keeps every group whose steps it holds
+        whole; ``stickyproof simulate`` replays only such runs (``group/consumer/history.py``)."""
+        out: list[z3.BoolRef] = []
+        if k >= 1:
+            after = z3.Or(self._is(k - 1, "Join"), self._is(k - 1, "Leave"))
+            out.append(z3.Implies(after, self._is(k, "NewTarget")))
+        if k >= 2:
+            for m in self.v.elems("M"):
+                out.append(z3.Implies(self._is(k - 2, "Join", (m,)), self._is(k, "Heartbeat", (m,))))
+        return out
 
     def step_is(self, k: int, action: str) -> Any:
         return OR(*[self.sels[k] == i for i, (a, _) in enumerate(self.inst) if a.name == action])
@@ -246,11 +271,13 @@ class Unrolling:
         return Run(self.variant, dict(self.sizes), tuple(steps[:first]), tuple(states[: first + 1]))
 
 
-def bmc(variant: Variant, sizes: dict[str, int], prop: str, depth: int, *, minimal: bool = True) -> BmcResult:
+def bmc(variant: Variant, sizes: dict[str, int], prop: str, depth: int, *, minimal: bool = True,
+        kafka_requests: bool = False) -> BmcResult:
     """A run of at most ``depth`` steps breaking ``prop``; with ``minimal``, shortened until the query
-    for one step fewer is unsat, so the length reported is the shortest."""
+    for one step fewer is unsat, so the length reported is the shortest. With ``kafka_requests`` only
+    runs whose steps group into Kafka's requests (``Unrolling._requests``) are searched."""
     start = time.perf_counter()
-    u = Unrolling(variant, sizes, depth)
+    u = Unrolling(variant, sizes, depth, kafka_requests=kafka_requests)
     m = u.violation_within(prop, depth)
     if m is None:
         return BmcResult(False, depth, None, time.perf_counter() - start)

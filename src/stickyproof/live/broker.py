@@ -76,10 +76,13 @@ class Broker:
         return self.pid is not None
 
 
-def broker_settings(port: int, controller_port: int, data_dir: Path) -> dict[str, str]:
+def broker_settings(port: int, controller_port: int, data_dir: Path, migration_policy: str | None = None) -> dict[str, str]:
     """``server.properties`` of the one-node broker: every value is what a single node needs, or what
-    makes a test group's life take seconds rather than minutes (the KIP-848 timeouts' floors)."""
-    return {
+    makes a test group's life take seconds rather than minutes (the KIP-848 timeouts' floors).
+    ``migration_policy``: ``group.consumer.migration.policy`` when a run names one (absent: Kafka's
+    default, ``bidirectional``), so a migration history runs under the policy it was written for."""
+    policy = {} if migration_policy is None else {"group.consumer.migration.policy": migration_policy}
+    return {**policy,
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
@@ -229,9 +232,10 @@ def _cluster_id() -> str:
 
 @contextmanager
 def running_broker(*, bootstrap: str | None = None, version: str | None = None,
-                   start_seconds: float = DEFAULT_START_SECONDS) -> Iterator[Broker]:
+                   start_seconds: float = DEFAULT_START_SECONDS, migration_policy: str | None = None) -> Iterator[Broker]:
     """The broker at ``bootstrap`` (checked to answer), else a fresh one-node broker, stopped and
-    deleted when the block ends."""
+    deleted when the block ends; ``migration_policy`` is the fresh broker's
+    ``group.consumer.migration.policy`` (a broker at ``bootstrap`` keeps its own)."""
     if bootstrap is not None:
         host, port = parse_bootstrap(bootstrap)
         if not _api_versions(host, port, timeout=10.0):
@@ -250,7 +254,7 @@ def running_broker(*, bootstrap: str | None = None, version: str | None = None,
     try:
         started = time.monotonic()
         port, controller_port = _free_ports(2)
-        settings = broker_settings(port, controller_port, directory / "data")
+        settings = broker_settings(port, controller_port, directory / "data", migration_policy)
         (directory / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
         (directory / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
         jvm = [*BROKER_JAVA_OPTS, f"-Dlog4j2.configurationFile={directory / 'log4j2.properties'}"]

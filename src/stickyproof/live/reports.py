@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 from ..group.monitors import MONITORS, _ordinal
 from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
 from ..model import TopicPartition
+from .described import GroupSeen, group_types
 from .epochs import MemberStep
 from .java_member import Report
 from .settled import SettledGrade
@@ -96,6 +97,9 @@ class LiveResult:
     member_ids: tuple[tuple[str, tuple[str, ...]], ...] = ()
     topic_ids: tuple[tuple[str, str], ...] = ()  # each topic the run created -> the id the broker drew
     join_epochs: tuple[tuple[str, int], ...] = ()  # each member's first group epoch the admin saw
+    # a migration run: the group as the admin described it at each change (live.described), and the policy
+    described: tuple["GroupSeen", ...] = ()
+    migration_policy: str | None = None
     member_states: tuple["MemberStep", ...] = ()  # every (member epoch, assigned) change the admin saw (live.epochs)
 
     @property
@@ -123,6 +127,8 @@ class LiveResult:
             **({"member_ids": {m: list(ids) for m, ids in self.member_ids}} if self.member_ids else {}),
             **({"topic_ids": dict(self.topic_ids)} if self.topic_ids else {}),
             **({"join_epochs": dict(self.join_epochs)} if self.join_epochs else {}),
+            **({"described": [d.to_dict() for d in self.described]} if self.described else {}),
+            **({"migration_policy": self.migration_policy} if self.migration_policy else {}),
             **({"member_states": [m.to_dict() for m in self.member_states]} if self.member_states else {}),
         }
 
@@ -324,6 +330,10 @@ def render_live(result: LiveResult) -> str:
         if e.detail:
             body = f"{body}  {e.detail}".strip()
         lines.append(f"{e.at_ms:>8}  {e.member:<{width}}  {e.what:<15} {gen:>4}  {body}")
+    if result.described:
+        lines += ["", "the group's type as the admin described it: "
+                  + " -> ".join(f"{t} ({at} ms)" for at, t in group_types(result.described))
+                  + (f"; group.consumer.migration.policy={result.migration_policy}" if result.migration_policy else "")]
     lines += ["", "settled assignment:" if result.did_settle else "assignment at the end (the group did not settle):"]
     clients = dict(result.member_clients)
     for member, tps in result.settled:

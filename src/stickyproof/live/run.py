@@ -22,7 +22,9 @@ that gave it until the ``onPartitionsRevoked``/``onPartitionsLost`` that took it
 or a stall starting; after a stall, from the ``resumed`` report (written after the first poll that
 follows the stall, so a loss that poll found comes first). Events the live run cannot apply yet
 (``upgrade``, ``rolling-restart``, ``failover``, ``listener-error``, a stall ``at_join_prepare``)
-are refused naming the event.
+are refused naming the event. A migration history (``live.migration``; ``LiveSettings.migration``)
+runs the consumer simulator's events: a ``join`` or ``restart`` naming a ``group_protocol`` starts a
+process speaking it, and the admin also reports the group's type as it describes it (``live.described``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ..group.events import Event, Schedule
 from ..model import Scenario, TopicPartition
 from . import processes
 from .broker import Broker, peak_rss_bytes
+from .described import described
 from .java_member import JavaMember, MemberFailed, Report, member_program
 from .members import library_program
 from .reports import (ENDS, LIVE_MONITORS, LiveEntry, LiveResult, consumption_intervals, monitor_verdicts, render_live,
@@ -78,16 +81,32 @@ CONSUMER_ASSIGNORS = ("uniform", "range")
 """``group.remote.assignor`` values of a ``group.protocol=consumer`` member (the broker's assignors)."""
 
 _UNSUPPORTED = {"upgrade", "rolling-restart", "failover", "listener-error"}
+_LIVE_KINDS = {"join", "leave", "crash", "stall", "subscribe", "restart", "add-partitions", "delete-topic"}
+
+
+def _protocol_of(e: Any, settings: LiveSettings) -> str:
+    """The ``group.protocol`` a join or restart event's process speaks: the one it names (a migration
+    history's ``group_protocol``), else the run's."""
+    return getattr(e, "group_protocol", None) or settings.group_protocol
 
 
 @dataclass(frozen=True)
 class LiveSettings:
+    """``group_protocol``: what every member speaks, or, in a ``migration`` run (a history whose joins
+    and restarts name a ``group_protocol``: ``live.migration``), what the scenario's members start
+    with; there ``assignor`` sets the classic members' assignors and ``remote_assignor`` the broker's
+    assignor the consumer-protocol members name. ``migration_policy``: the started broker's
+    ``group.consumer.migration.policy`` (None: Kafka's default)."""
+
     tick_ms: int = 500
     group_protocol: str = "classic"
     assignor: str | None = None
     settle_seconds: float = 90.0
     clients: tuple[str, ...] = ("java",)
     grade: bool = True
+    migration: bool = False
+    remote_assignor: str | None = None
+    migration_policy: str | None = None
 
 
 # ------------------------------------------------------------------------------------------
@@ -130,24 +149,27 @@ def check_live(scenario: Scenario, schedule: Schedule, settings: LiveSettings) -
     if settings.tick_ms < 100:
         raise InvalidOption("--tick-ms", f"must be at least 100 (a heartbeat interval), got {settings.tick_ms}")
     clients = member_clients(scenario, schedule, settings.clients)
-    if settings.group_protocol == "consumer":
+    if settings.group_protocol == "consumer" or settings.migration:
         for c in settings.clients:
             if c not in CONSUMER_CLIENTS:
                 raise InvalidOption("--clients", f"a {c} member speaks only group.protocol=classic "
                                     f"(consumer: {', '.join(CONSUMER_CLIENTS)})")
-        if settings.assignor is not None and settings.assignor not in CONSUMER_ASSIGNORS:
-            raise InvalidOption("--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
-                                f"got {settings.assignor!r}")
-    else:
+        remote = settings.remote_assignor if settings.migration else settings.assignor
+        if remote is not None and remote not in CONSUMER_ASSIGNORS:
+            raise InvalidOption("assignor" if settings.migration else "--assignor", f"a group.protocol=consumer member names a broker assignor ({', '.join(CONSUMER_ASSIGNORS)}), "
+                                f"got {remote!r}")
+    if settings.group_protocol == "classic":
         for i, m in enumerate(scenario.members):
             _assignor_names(m.assignors or ("range",), f"members[{i}].assignors", settings, clients[m.id])
     for e in schedule.events:
         where = e.path or "events"
         if e.event in _UNSUPPORTED:
             raise InvalidScenario(f"{where}.event", f"{e.event!r} is not applied to live members yet (docs/live.md)")
-        if e.event == "stall" and e.at_join_prepare:
+        if e.event not in _LIVE_KINDS:
+            raise InvalidScenario(f"{where}.event", f"{e.event!r} is not applied to live members (docs/live.md)")
+        if e.event == "stall" and getattr(e, "at_join_prepare", False):
             raise InvalidScenario(f"{where}.at_join_prepare", "a stall inside onJoinPrepare is not applied to live members yet")
-        if e.event in ("join", "restart") and settings.group_protocol == "classic" and e.assignors:
+        if e.event in ("join", "restart") and _protocol_of(e, settings) == "classic" and e.assignors:
             _assignor_names(e.assignors, f"{where}.assignors", settings, clients.get(e.member or "", "java"))
 
 
@@ -217,7 +239,7 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
         m = run.spawn(client, name)
     command = {
         "op": "start", "name": name, "bootstrap": run.bootstrap, "group": run.group,
-        "group_protocol": s.group_protocol,
+        "group_protocol": config.get("group_protocol") or s.group_protocol,
         "topics": [run.prefix + t for t in config["topics"]],
         "instance_id": config.get("instance_id"),
         "session_timeout_ms": session_ms, "max_poll_interval_ms": session_ms, "heartbeat_interval_ms": s.tick_ms,
@@ -225,14 +247,14 @@ def _start_member(run: _Run, name: str, config: Mapping[str, Any]) -> None:
         # default) would leave added partitions unassigned for the whole run
         "metadata_max_age_ms": session_ms,
     }
-    if s.group_protocol == "classic":
+    if command["group_protocol"] == "classic":
         # a client rebalances cooperatively only when every assignor it runs supports it (Java's
         # ConsumerCoordinator picks the highest protocol all of them share; the other libraries alike)
         run.cooperative = run.cooperative and bool(config["assignors"]) and set(config["assignors"]) == {"cooperative-sticky"}
         # the protocol names the group matches; the Java member takes its assignors' classes
         command["assignors"] = [JAVA_ASSIGNORS[n] for n in config["assignors"]] if client == "java" else config["assignors"]
     else:
-        command["remote_assignor"] = s.assignor
+        command["remote_assignor"] = s.remote_assignor if s.migration else s.assignor
     m.send(command)
     run.members[name] = m
     run.configs[name] = dict(config)
@@ -243,7 +265,7 @@ def _default_assignors(run: _Run) -> list[str]:
     """A join naming no assignor runs what the simulator gives it: the assignors of the first running
     member by name, else of the scenario's first member naming any, else ``range``."""
     for name in sorted(run.members):
-        if run.members[name].alive:
+        if run.members[name].alive and run.configs[name].get("assignors"):  # a consumer-protocol member has none
             return list(run.configs[name]["assignors"])
     for i, m in enumerate(run.scenario.members):
         if m.assignors:
@@ -272,12 +294,14 @@ def _apply(run: _Run, e: Event) -> None:
         run.settled_here()  # the group came to rest since the last event: a settle point to grade
     run.applied.append((time.monotonic_ns(), e))  # CLOCK_MONOTONIC, as the members' System.nanoTime
     if k == "join":
+        protocol = _protocol_of(e, run.settings)
         assignors = (_assignor_names(e.assignors, f"{e.path}.assignors", run.settings, run.client_of[e.member])
                      if e.assignors else _default_assignors(run)) \
-            if run.settings.group_protocol == "classic" else []
+            if protocol == "classic" else []
         if e.member in run.members and run.members[e.member].alive:
             raise InvalidScenario(f"{e.path}.member", f"{e.member} is already running")
-        _start_member(run, e.member, {"topics": list(e.topics or ()), "assignors": assignors, "instance_id": e.instance_id})
+        _start_member(run, e.member, {"topics": list(e.topics or ()), "assignors": assignors, "instance_id": e.instance_id,
+                                      "group_protocol": protocol})
     elif k in ("leave", "crash", "stall", "subscribe", "restart"):
         m = run.members.get(e.member or "")
         if m is None or not m.alive:
@@ -301,9 +325,14 @@ def _apply(run: _Run, e: Event) -> None:
             config = dict(run.configs[e.member])
             if "topics" in e.given:
                 config["topics"] = list(e.topics or ())
-            if "assignors" in e.given and run.settings.group_protocol == "classic":
+            config["group_protocol"] = _protocol_of(e, run.settings) if "group_protocol" in e.given \
+                else config.get("group_protocol") or run.settings.group_protocol
+            if "assignors" in e.given and config["group_protocol"] == "classic":
                 config["assignors"] = _assignor_names(e.assignors or ("range",), f"{e.path}.assignors", run.settings,
                                                       run.client_of[e.member])
+            elif config["group_protocol"] == "classic" and not config.get("assignors"):
+                # back to classic after starting as a consumer-protocol member: the group's assignors
+                config["assignors"] = _default_assignors(run)
             if "instance_id" in e.given:
                 config["instance_id"] = e.instance_id
             time.sleep(run.restart_ticks * run.tick)
@@ -324,6 +353,16 @@ def _apply(run: _Run, e: Event) -> None:
         run.topics.pop(e.topic, None)
 
 
+def _classic_ran(run: _Run) -> bool:
+    """Whether a classic member ran, so ``cooperative-convergence`` applies when all of them ran only
+    cooperative-sticky (``run.cooperative``): every member of a classic run; in a migration run, when
+    some member's last process spoke classic (the consumer-protocol phases form one group epoch per
+    disturbance, within the same bound)."""
+    if not run.settings.migration:
+        return run.settings.group_protocol == "classic"
+    return any((c.get("group_protocol") or run.settings.group_protocol) == "classic" for c in run.configs.values())
+
+
 def _last_report_ns(run: _Run) -> int:
     return max((r.mono_ns for m in run.all_processes() for r in m.reports()), default=0)
 
@@ -342,7 +381,7 @@ def _wait_settled(run: _Run) -> bool:
     anything, and no stall ended, for a quiet spell: three ticks, or, after a crash, stall or leave, a
     session timeout and two ticks (the coordinator acts on those only when a timeout fires)."""
     session = run.session_ticks * run.tick
-    if run.settings.group_protocol == "consumer":  # the broker's KIP-848 session timeout, not the client's
+    if run.settings.group_protocol == "consumer" or run.settings.migration:  # the broker's KIP-848 session timeout
         from .broker import CONSUMER_SESSION_MS
 
         session = max(session, CONSUMER_SESSION_MS / 1000)
@@ -391,7 +430,11 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
                member_clients(scenario, schedule, settings.clients), directory,
                f"stickyproof-{run_id}-" if attached else "", config.session_timeout, config.restart_downtime)
     notes = []
-    if settings.group_protocol == "consumer":
+    if settings.migration:
+        notes.append(f"a migration history: members switch group.protocol; the consumer-protocol members name the broker's "
+                     f"{settings.remote_assignor or 'default (uniform)'} assignor; group.consumer.migration.policy="
+                     f"{settings.migration_policy or 'the broker default'}")
+    elif settings.group_protocol == "consumer":
         notes.append(f"group.protocol=consumer: the broker's {settings.assignor or 'default (uniform)'} assignor assigns; "
                      "the scenario's client assignors are not used")
     if any(m.owned for m in scenario.members):
@@ -408,12 +451,15 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
         run.topics = dict(scenario.partition_counts)
         if run.topics:
             _admin(run, {"op": "create-topics", "topics": {run.prefix + t: n for t, n in run.topics.items()}}, "topics-created")
-        if settings.group_protocol == "consumer":  # the admin reports every target the coordinator computes
+        if settings.group_protocol == "consumer" or settings.migration:  # the admin reports every target computed
             _admin(run, {"op": "watch-group", "group": run.group, "watch_ms": WATCH_MS}, "watching")
+        if settings.migration:  # and the group's type, state and epochs as describe shows them
+            _admin(run, {"op": "watch-type", "group": run.group, "watch_ms": WATCH_MS}, "watching-type")
         for m in scenario.members:
             assignors = _assignor_names(m.assignors or ("range",), f"members.{m.id}.assignors", settings, run.client_of[m.id]) \
                 if settings.group_protocol == "classic" else []
-            _start_member(run, m.id, {"topics": list(m.topics), "assignors": assignors, "instance_id": m.instance_id})
+            _start_member(run, m.id, {"topics": list(m.topics), "assignors": assignors, "instance_id": m.instance_id,
+                                      "group_protocol": settings.group_protocol})
         if scenario.members and _wait_settled(run):
             run.settled_here()
         # each event at its tick's distance from the first, on the wall clock; one whose time passed
@@ -443,20 +489,22 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
     history = [(at, LiveEntry((at - t0) // 1_000_000, "history", e.event, (), None, f"tick {e.at}: {e.describe()}"))
                for at, e in run.applied]
     reported = [(r.mono_ns, timeline_entry(r, t0, run.prefix)) for r in reports if r.ev != "garbage"]
-    timeline = tuple(entry for _, entry in sorted(history + reported, key=lambda pair: pair[0]))
+    seen = described(admin_reports, t0, run.prefix)
+    timeline = tuple(entry for _, entry in sorted(history + reported + [(d.mono_ns, d.entry()) for d in seen],
+                                                  key=lambda pair: pair[0]))
     owned = _owned_at_end(run, reports)
     subscribed = {TopicPartition(t, p) for name_, cfg in run.configs.items() if name_ in run.members
                   for t in cfg["topics"] if t in run.topics for p in range(run.topics[t])}
     verdicts = monitor_verdicts(reports, t0, run.prefix, owned, subscribed, did_settle, applied=[at for at, _ in run.applied],
-                                cooperative=settings.group_protocol == "classic" and run.cooperative,
+                                cooperative=run.cooperative and _classic_ran(run),
                                 loop_bound=config.loop_bound, cooperative_bound=config.cooperative_bound)
     grades: tuple[SettledGrade, ...] = ()
-    if settings.grade and settings.group_protocol == "classic":
+    if settings.grade and settings.group_protocol == "classic" and not settings.migration:
         grades = grade_settle_points(run.settles, reports, lambda r: report_partitions(r, run.prefix), t0,
                                      {n: tuple(c["assignors"]) for n, c in run.configs.items()}, name)
     elif settings.grade:  # every target the coordinator computed, with its input (live.targets)
         grades = grade_targets(reports, admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t, t0,
-                               settings.assignor or "uniform", name)
+                               (settings.remote_assignor if settings.migration else settings.assignor) or "uniform", name)
         if not grades:
             notes.append("the group's description showed no target assignment epoch: no target graded")
     return LiveResult(name, bootstrap, settings.clients, settings.group_protocol, settings.tick_ms, timeline,
@@ -465,7 +513,8 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
                       tuple(sorted((m, c) for m, c in run.client_of.items() if m in run.configs)), grades,
                       member_ids_seen(admin_reports),
                       topic_ids_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t),
-                      join_epochs_seen(admin_reports),
+                      join_epochs_seen(admin_reports), seen,
+                      settings.migration_policy if settings.migration else None,
                       member_states_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t, t0))
 
 

@@ -133,6 +133,18 @@ public final class LiveMember {
                         report("watching", "group", group);
                         break;
                     }
+                    case "watch-type": {
+                        // migration runs: the group's type (classic/consumer), state, epochs and
+                        // members as the admin's describe shows them, reported on every change
+                        final Admin describing = admin;
+                        final String group = String.valueOf(cmd.get("group"));
+                        final long every = cmd.containsKey("watch_ms") ? (Long) cmd.get("watch_ms") : 100L;
+                        Thread watcher = new Thread(() -> watchType(describing, group, every), "type-watch");
+                        watcher.setDaemon(true);
+                        watcher.start();
+                        report("watching-type", "group", group);
+                        break;
+                    }
                     case "delete-topic": {
                         String topic = String.valueOf(cmd.get("topic"));
                         admin.deleteTopics(List.of(topic)).all().get();
@@ -353,6 +365,55 @@ public final class LiveMember {
                 }
             } catch (Exception e) {
                 // the group does not exist yet, or the broker is going away: look again
+            }
+            try {
+                Thread.sleep(everyMs);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Reports {@code described} each time the admin's description of the group changes: its type
+     *  (CLASSIC or CONSUMER), state, group epoch and target assignment epoch (empty while classic: the
+     *  classic DescribeGroups answer has no generation), and per member (by client id) its member
+     *  epoch, whether it speaks the consumer protocol ({@code upgraded}) and its assignment. A group
+     *  that does not exist (it was deleted, or not yet created) is reported as type {@code NONE}. */
+    private static void watchType(Admin admin, String group, long everyMs) {
+        Map<String, Object> last = null;
+        while (running) {
+            Map<String, Object> now = new java.util.TreeMap<>();
+            try {
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+                now.put("type", String.valueOf(d.type()));
+                now.put("state", String.valueOf(d.groupState()));
+                now.put("group_epoch", (long) d.groupEpoch().orElse(-1));
+                now.put("target_epoch", (long) d.targetAssignmentEpoch().orElse(-1));
+                Map<String, Object> members = new java.util.TreeMap<>();
+                for (MemberDescription m : d.members()) {
+                    Map<String, Object> one = new java.util.TreeMap<>();
+                    one.put("member_epoch", (long) m.memberEpoch().orElse(-1));
+                    one.put("upgraded", m.upgraded().map(String::valueOf).orElse("unknown"));
+                    one.put("assignment", partitions(m.assignment().topicPartitions()));
+                    members.put(m.clientId(), one);
+                }
+                now.put("members", members);
+            } catch (Exception e) {
+                Throwable cause = e.getCause() != null ? e.getCause() : e;
+                if (!(cause instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
+                    now = null;  // the broker is busy or going away: look again, report nothing
+                } else {
+                    now.put("type", "NONE");
+                }
+            }
+            if (now != null && !now.equals(last)) {
+                List<Object> kv = new ArrayList<>();
+                for (Map.Entry<String, Object> e : now.entrySet()) {
+                    kv.add(e.getKey());
+                    kv.add(e.getValue());
+                }
+                report("described", kv.toArray());
+                last = now;
             }
             try {
                 Thread.sleep(everyMs);
