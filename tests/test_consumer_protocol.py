@@ -292,6 +292,21 @@ def test_convergence_monitor_allows_the_bound_and_not_one_more():
 # Determinism
 
 
+def test_a_new_group_starts_at_epoch_1_so_the_first_join_is_epoch_2():
+    """KAFKA-20268 (PR #21700, in Kafka 4.4.0): ``ModernGroup`` starts a new group at group epoch 1
+    with an empty target of epoch 1, so the first member's join bumps the group to epoch 2 and its
+    first target is epoch 2. Found by ``live --group-protocol consumer --compare``: every member epoch
+    the real broker gave was the simulator's plus one. The releases before the fix start at 0."""
+    doc = {"format": "stickyproof.scenario/1", "group_protocol": "consumer", "topics": {"t": 2},
+           "members": [{"id": "A", "topics": ["t"]}]}
+    events = consumer_events_from_doc([{"at": 2, "event": "join", "member": "B", "topics": ["t"]}]).events
+    for release, first in (("current", 2), ("before-kafka-19233", 1), ("3.7", 1)):
+        result = simulate_consumer_group(scenario_from_dict(doc), events, coordinator=release)
+        epochs = [(s.tick, s.group.group_epoch, {m.name: m.coordinator_epoch for m in s.members}) for s in result.steps]
+        assert epochs[0] == (0, first, {"A": first}), (release, epochs)
+        assert result.steps[-1].group.group_epoch == first + 1 and result.ok, (release, epochs)
+
+
 @pytest.mark.parametrize("release", [r.name for r in COORDINATOR_RELEASES])
 def test_same_input_same_trace(release):
     for path in FILES:

@@ -758,9 +758,11 @@ CONSUMER_LIFE = {
 
 def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     """group.protocol=consumer, Java members: the simulator, handed the member ids, topic ids and join
-    order the real group had, computes the same targets as Kafka 4.4's coordinator; a step timing
-    decided is said with its reason, and none may disagree."""
+    order the real group had, computes the same targets as Kafka 4.4's coordinator, and its members
+    pass through the member epochs and assignments the broker's did; a step timing decided is said
+    with its reason, and none may disagree."""
     from stickyproof.live.compare_consumer import compare_consumer_run
+    from stickyproof.live.epochs import render_epochs
     from stickyproof.live.run import run_live
 
     sim = simulation_from_dict(CONSUMER_LIFE)
@@ -771,6 +773,40 @@ def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     said = [(s.label, s.verdict, s.reason) for s in compared.steps]
     # no step disagrees; under load a step may be timing-dependent (said with its reason), most agree
     assert compared.agrees and sum(s.verdict == "agree" for s in compared.steps) >= 2, said
+    # and step by step: every member's epochs and assignments as the admin saw them change, each one a
+    # state the simulator's member passed through in the same order, or timing with its reason
+    epochs = compared.epochs
+    assert epochs is not None and {m.member for m in epochs.members} == {"c1", "c2", "c3"}
+    assert all(s.epoch is None or s.epoch >= 2 for s in result.member_states)  # KAFKA-20268: the first target is epoch 2
+    assert epochs.agrees, render_epochs(epochs)
+    if not any(s.verdict == "timing" and s.sim_end != s.live_end for s in compared.steps):  # no target chosen by timing
+        assert epochs.count("agree") >= 6, render_epochs(epochs)
+    assert all(reason for m in epochs.members for v, _, _, reason in m.steps if v == "timing")
+
+
+def test_a_static_member_refused_its_instance_id_does_not_hold_up_the_settle_wait(broker):
+    """A static member crashes and its process restarts before the coordinator's record of it
+    expires: the new process is refused UNRELEASED_INSTANCE_ID, fatal to the Java consumer, which
+    never joins again (the simulator stops such a process). The run used to wait for its assignment
+    until the settle time ran out and call the group unsettled (``history-0-6``, comparing member
+    epochs); it settles now, with the simulator's targets and epochs."""
+    import json
+    from pathlib import Path
+
+    from stickyproof.live.compare_consumer import compare_consumer_run
+    from stickyproof.live.epochs import render_epochs
+    from stickyproof.live.run import run_live
+
+    doc = json.loads((Path(__file__).parent / "regressions" / "live-consumer" /
+                      "static-member-rejoins-while-its-crashed-record-holds-the-instance-id.json").read_text())
+    sim = simulation_from_dict(doc)
+    settings = LiveSettings(group_protocol="consumer", assignor="uniform", grade=False)
+    result = run_live(sim.scenario, sim.schedule, broker=_attached(broker), name=doc["name"], settings=settings)
+    assert any(e.member == "c1" and e.what == "error" and "UnreleasedInstanceId" in e.detail for e in result.timeline)
+    assert result.did_settle and result.ok, [(v.monitor, v.first) for v in result.verdicts if not v.ok]
+    assert dict(result.settled)["c2"] == tuple(TopicPartition("t", p) for p in range(4))
+    compared = compare_consumer_run(sim.scenario, sim.schedule, result, settings)
+    assert compared.agrees and compared.epochs is not None, render_epochs(compared.epochs)
 
 
 def test_the_consumer_comparison_refuses_a_stall_and_other_libraries():

@@ -85,6 +85,10 @@ def _cmd_live(args: argparse.Namespace) -> int:
         sys.stdout.write(render_live(result))
         if compared is not None:
             sys.stdout.write("\n" + render_compare(compared))
+            if getattr(compared, "epochs", None) is not None:  # group.protocol=consumer: member epochs step by step
+                from ..live.epochs import render_epochs
+
+                sys.stdout.write("\n" + render_epochs(compared.epochs))
     return 0 if result.ok and (compared is None or compared.agrees) else 1
 
 

@@ -18,6 +18,9 @@ members join in the order they joined the real group, so ``uniform``'s ties brea
 inputs are alike. A step after a tie-break or
 a timing step compares states timing chose, and says so, as the classic comparison does.
 
+Then each member's (member epoch, assigned partitions), step by step (``live.epochs``; a
+``ConsumerCompareResult`` carries both, and disagrees when either does).
+
 Time: the simulator's tick is one heartbeat interval; the broker's KIP-848 heartbeat interval is
 ``CONSUMER_HEARTBEAT_MS`` and its session timeout ``CONSUMER_SESSION_MS`` (``live.broker``), so a
 history event at tick ``t`` of a live run of ``tick_ms`` is at heartbeat ``t * tick_ms /
@@ -26,6 +29,8 @@ CONSUMER_HEARTBEAT_MS`` in the simulator.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..group.config import GroupConfig
@@ -33,14 +38,29 @@ from ..group.events import Schedule
 from ..model import Scenario, TopicPartition
 from .broker import CONSUMER_HEARTBEAT_MS, CONSUMER_SESSION_MS
 from .compare import CompareResult, Generation, StepComparison, _owning
+from .epochs import EpochsComparison, explain_step, match_steps, sim_member_steps
 
-__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "candidate_orders", "compare_consumer_run", "join_order", "simulate_consumer_as_live"]
+__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "ConsumerCompareResult", "candidate_orders", "compare_consumer_run",
+           "compare_epochs", "join_order", "simulate_consumer_as_live"]
 
 Targets = tuple[tuple[str, tuple[TopicPartition, ...]], ...]
 
 
 def _sim_tick(at: int, tick_ms: int) -> int:
     return max(1, round(at * tick_ms / CONSUMER_HEARTBEAT_MS))
+
+
+def _sim_ticks(schedule: Schedule, tick_ms: int) -> dict[int, int]:
+    """Each tick of the history's events -> its heartbeat in the simulator: ``_sim_tick``, but never
+    the heartbeat of an earlier tick's events. Events one history tick apart (500 ms) reach the real
+    coordinator in different heartbeats, each bumping the group epoch on its own; in one simulator
+    heartbeat, where every member heartbeats at once, one heartbeat would bump once for both (found
+    comparing member epochs: ``history-0-6``'s topic deletion and the subscription change after it)."""
+    out: dict[int, int] = {}
+    last = 0
+    for t in sorted({e.at for e in schedule.events}):
+        out[t] = last = max(_sim_tick(t, tick_ms), last + 1)
+    return out
 
 
 def join_order(live: Any, members: Sequence[str]) -> list[str]:
@@ -104,9 +124,16 @@ def _consumer_inputs(scenario: Scenario, schedule: Schedule, tick_ms: int, ids: 
          **({"instance_id": m.instance_id} if m.instance_id else {})}
         for i, m in enumerate(joining[len(first):], start=1)]
     # the history's events after the group formed, as a live run applies them (it waits for the group to settle)
-    shift = max(0, len(events) + 3 - min((_sim_tick(e.at, tick_ms) for e in schedule.events), default=0))
+    at = _sim_ticks(schedule, tick_ms)
+    shift = max(0, len(events) + 3 - min(at.values(), default=0))
+    existing = {t.name for t in scenario.topics}
     for e in schedule.events:
-        one: dict[str, Any] = {"at": _sim_tick(e.at, tick_ms) + shift, "event": e.event}
+        one: dict[str, Any] = {"at": at[e.at] + shift, "event": e.event}
+        if e.event == "add-partitions" and e.topic not in existing:
+            # partitions added to a topic that does not exist: a live run creates it (``live.run``), and so
+            # must the KIP-848 simulator, which refuses partitions added to no topic
+            one["event"] = "create-topic"
+        existing = existing - {e.topic} if e.event == "delete-topic" else existing | ({e.topic} if e.topic else set())
         for key in ("member", "topics", "instance_id", "ticks", "topic", "count"):
             value = getattr(e, key, None)
             if value is not None and (key in e.given or key in ("member", "topic")):
@@ -123,14 +150,31 @@ def simulate_consumer_as_live(scenario: Scenario, schedule: Schedule, tick_ms: i
                               ids: Mapping[str, str] | None = None, order: Sequence[str] = (),
                               topic_ids: Mapping[str, str] | None = None):
     """The KIP-848 simulator's run of the history a live run of ``tick_ms`` applied (members named by
-    ``ids``, member name -> member id, where given; the scenario's members joining in ``order``)."""
+    ``ids``, member name -> member id, where given; the scenario's members joining in ``order``), its
+    tick shift, and the history's events it left out: (event, member, simulator tick).
+
+    An event for a member whose process the simulator stopped is left out and the run made again: a
+    static member rejoining while its crashed process's record still holds its instance id is
+    refused UNRELEASED_INSTANCE_ID, fatal to the Java client, and the simulator stops its process;
+    the live run's process lives on (its consumer failed, its reports say so) and takes the history's
+    later ``subscribe`` without effect on the group."""
+    from ..errors import InvalidScenario
     from ..group.consumer import simulate_consumer_group
     from ..group.consumer.events import consumer_events_from_doc
 
     start, events, config, shift = _consumer_inputs(scenario, schedule, tick_ms, ids or {}, order, topic_ids)
-    parsed = consumer_events_from_doc(events, base=config)
-    return simulate_consumer_group(start, parsed.events, config=config, assignor=assignor or "uniform",
-                                   name=scenario.name or "live"), shift
+    kept, dropped = list(range(len(events))), []
+    while True:
+        parsed = consumer_events_from_doc([events[i] for i in kept], base=config)
+        try:
+            return simulate_consumer_group(start, parsed.events, config=config, assignor=assignor or "uniform",
+                                           name=scenario.name or "live"), shift, tuple(dropped)
+        except InvalidScenario as exc:
+            at = re.fullmatch(r"events\[(\d+)\]\.member", exc.path)
+            if at is None or "is not running" not in exc.detail:
+                raise
+            i = kept.pop(int(at.group(1)))
+            dropped.append((str(events[i]["event"]), str(events[i]["member"]), int(events[i]["at"])))
 
 
 def _sim_targets(result: Any, before_tick: int | None, names: Mapping[str, str]) -> tuple[Targets, bool, int]:
@@ -171,21 +215,22 @@ def compare_consumer_run(scenario: Scenario, schedule: Schedule, live: Any, sett
     names = {member_id: name for name, member_id in ids.items()}
     applied = [e.at_ms for e in live.timeline if e.member == "history"]
     ticks = sorted({e.at for e in schedule.events})
+    at = _sim_ticks(schedule, settings.tick_ms)
     # the join order: as the admin saw it; members it saw join between two descriptions are tried in
     # every order, the first that forms the real group's target kept, and said
     inferred = None
     orders = candidate_orders(live, [m.id for m in scenario.members])
     forming_ms = applied[0] if applied else None
     for order in orders:
-        sim, shift = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
+        sim, shift, dropped = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
                                                dict(live.topic_ids))
-        formed = _sim_targets(sim, (_sim_tick(ticks[0], settings.tick_ms) + shift) if ticks else None, names)[0]
+        formed = _sim_targets(sim, (at[ticks[0]] + shift) if ticks else None, names)[0]
         if _owning(formed) == _owning(_live_targets(live, forming_ms)[0]):
             inferred = order if len(orders) > 1 else None
             break
     else:
         order = orders[0]
-        sim, shift = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
+        sim, shift, dropped = simulate_consumer_as_live(scenario, schedule, settings.tick_ms, settings.assignor, ids, order,
                                                dict(live.topic_ids))
     labels = ["forming: the scenario's members join"] + [
         f"tick {t}: " + "; ".join(e.describe() for e in schedule.events if e.at == t) for t in ticks]
@@ -194,7 +239,7 @@ def compare_consumer_run(scenario: Scenario, schedule: Schedule, live: Any, sett
     for t in ticks:
         firsts.append(applied[i] if i < len(applied) else None)
         i += sum(1 for e in schedule.events if e.at == t)
-    checkpoints = [(_sim_tick(t, settings.tick_ms) + shift, at) for t, at in zip(ticks, firsts)] + [(None, None)]
+    checkpoints = [(at[t] + shift, ms) for t, ms in zip(ticks, firsts)] + [(None, None)]
     steps: list[StepComparison] = []
     before_sim: Targets = ()
     before_live: Targets = ()
@@ -224,12 +269,96 @@ def compare_consumer_run(scenario: Scenario, schedule: Schedule, live: Any, sett
                                     (Generation(s_epoch, s_own),), (Generation(epoch or 0, l_own),), s_own, l_own))
         before_sim, before_live = s_own, l_own
     final = steps[-1].verdict
+    epochs = compare_epochs(sim, live, names, checkpoints, steps)
     notes = ["group.protocol=consumer: targets compared (the simulator's coordinator against the broker's, as the run's "
              "admin saw them), just before each event and at the end; the simulator's members carry the member ids the "
-             "real ones had (a restarted process's new id excepted); epochs are not compared"]
+             "real ones had (a restarted process's new id excepted); each member's epochs and assignments are compared step "
+             "by step after them (live.epochs)"]
     if inferred is not None:
         notes.append(f"the admin saw some members join between two of its descriptions; of the {len(orders)} orders they "
                      f"could have joined in, {', '.join(inferred)} forms the real group's target, and the simulator ran it")
+    if dropped:
+        notes.append("the simulator left out events for members whose processes it had stopped (UNRELEASED_INSTANCE_ID "
+                     "is fatal to the Java client; the live process lived on, its consumer failed): " + "; ".join(
+                         f"{event} of {names.get(member, member)} at simulator tick {at}" for event, member, at in dropped))
     if not sim.ok:
         notes.append(f"the simulator's monitors failed: {', '.join(sim.failed)}")
-    return CompareResult(live.name, tuple(steps), final, steps[-1].sim_end, steps[-1].live_end, tuple(notes))
+    return ConsumerCompareResult(live.name, tuple(steps), final, steps[-1].sim_end, steps[-1].live_end, tuple(notes),
+                                 epochs)
+
+
+@dataclass(frozen=True)
+class ConsumerCompareResult(CompareResult):
+    """The targets compared at checkpoints (``CompareResult``) and every member's epochs and
+    assignments step by step (``live.epochs``; None: the run's admin reported no member states)."""
+
+    epochs: EpochsComparison | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return super().agrees and (self.epochs is None or self.epochs.agrees)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = super().to_dict()
+        doc["agrees"] = self.agrees
+        if self.epochs is not None:
+            doc["epochs"] = self.epochs.to_dict()
+        return doc
+
+
+def compare_epochs(sim: Any, live: Any, names: Mapping[str, str], checkpoints: Sequence[tuple[int | None, int | None]],
+                   steps: Sequence[StepComparison]) -> EpochsComparison | None:
+    """Each member incarnation's (member epoch, assigned) steps, the broker's against the simulator's
+    (``live.epochs``), after the targets were compared at ``checkpoints`` ((simulator tick, live ms),
+    the last (None, None): the end) in ``steps``. A broker state past a checkpoint whose targets
+    timing chose is timing for that reason, if its member epoch is not past the simulator's group
+    epoch at the end of that stretch: the epochs are numbered by the same bumps either way."""
+    if not live.member_states:
+        return None
+    # the first checkpoint whose targets differ by timing: every state seen after the one before it
+    chosen = next((k for k, s in enumerate(steps) if s.verdict == "timing" and s.sim_end != s.live_end), None)
+    from_ms = None if chosen is None else (0 if chosen == 0 else checkpoints[chosen - 1][1])
+    final_timing = None if chosen is None else f"the targets of step {chosen} differ by timing ({steps[chosen].reason})"
+    # a target that gives no member anything though they subscribe to topics with partitions: the
+    # broker's coordinator computed it before its metadata image had the run's new topics, and the
+    # image catching up bumps the group epoch once more than the simulator does (seen at forming)
+    lag = next((g for g in live.grades if g.epoch is not None and not any(tps for _, tps in g.assignment) and any(
+        t.name in m.topics and t.partitions for m in g.scenario.members for t in g.scenario.topics)), None)
+    if lag is not None:
+        why = (f"the broker computed target epoch {lag.epoch} before its metadata image had the run's topics (it gave every "
+               "member nothing) and bumped the group epoch once more when the image caught up: its epochs are one ahead "
+               "of the simulator's from there")
+        if from_ms is None or lag.at_ms < from_ms:
+            from_ms, final_timing = lag.at_ms, why
+    sim_steps = sim_member_steps(sim, names)
+    # the group epochs the simulator's group passed through (one bump at a time), and its group epoch
+    # at each checkpoint: a broker member epoch past it there is a bump the simulator did not make
+    passed = list(range(min(s.group.group_epoch for s in sim.steps), max(s.group.group_epoch for s in sim.steps) + 1))
+    bound = [max((s.group.group_epoch for s in sim.steps if tick is None or s.tick < tick), default=0) + (lag is not None)
+             for tick, _ in checkpoints]
+
+    def stretch(at_ms: int) -> int:
+        return sum(1 for _, ms in checkpoints if ms is not None and ms <= at_ms)
+
+    keys = sorted({(m.member, m.incarnation) for m in (*sim_steps, *live.member_states)})
+    members = []
+    for member, k in keys:
+        mine = [s for s in sim_steps if (s.member, s.incarnation) == (member, k)]
+        seen = [s for s in live.member_states if (s.member, s.incarnation) == (member, k)]
+
+        def explain(i: int, state, seen=seen, mine=mine) -> str | None:
+            epoch = state[0]
+            if epoch is not None and epoch > bound[min(stretch(seen[i].at), len(bound) - 1)]:
+                return None  # past every bump the simulator made by then: the epochs are numbered apart
+            if from_ms is not None and seen[i].at >= from_ms:
+                return final_timing
+            return explain_step(state, mine, passed)
+
+        members.append(match_steps(member, k, [s.state for s in mine], [s.state for s in seen], explain, final_timing))
+    notes = ["the broker's states are the admin's looks every 100 ms: a state between two looks is missed, not a disagreement"]
+    if chosen is not None:
+        notes.append(f"from step {chosen} on the targets differ by timing: states the simulator's members never had are timing "
+                     "unless their member epoch is past the simulator's group epoch")
+    if lag is not None:
+        notes.append(why)
+    return EpochsComparison(tuple(members), tuple(notes))

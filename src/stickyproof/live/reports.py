@@ -15,6 +15,7 @@ from ..group.monitors import MONITORS, _ordinal
 from ..group.trace import MonitorVerdict, MonitorViolation, format_partitions
 from ..model import TopicPartition
 from .described import GroupSeen, group_types
+from .epochs import MemberStep
 from .java_member import Report
 from .settled import SettledGrade
 
@@ -99,6 +100,7 @@ class LiveResult:
     # a migration run: the group as the admin described it at each change (live.described), and the policy
     described: tuple["GroupSeen", ...] = ()
     migration_policy: str | None = None
+    member_states: tuple["MemberStep", ...] = ()  # every (member epoch, assigned) change the admin saw (live.epochs)
 
     @property
     def ok(self) -> bool:
@@ -127,6 +129,7 @@ class LiveResult:
             **({"join_epochs": dict(self.join_epochs)} if self.join_epochs else {}),
             **({"described": [d.to_dict() for d in self.described]} if self.described else {}),
             **({"migration_policy": self.migration_policy} if self.migration_policy else {}),
+            **({"member_states": [m.to_dict() for m in self.member_states]} if self.member_states else {}),
         }
 
 

@@ -47,6 +47,7 @@ from .members import library_program
 from .reports import (ENDS, LIVE_MONITORS, LiveEntry, LiveResult, consumption_intervals, monitor_verdicts, render_live,
                       report_partitions, timeline_entry)
 from .settled import SettledGrade, grade_settle_points
+from .epochs import member_states_seen
 from .targets import WATCH_MS, grade_targets, join_epochs_seen, member_ids_seen, topic_ids_seen
 
 __all__ = ["JAVA_ASSIGNORS", "CLIENTS", "CLIENT_ASSIGNORS", "LIVE_MONITORS", "member_clients", "LiveEntry", "LiveResult", "LiveSettings", "run_live", "check_live",
@@ -366,6 +367,15 @@ def _last_report_ns(run: _Run) -> int:
     return max((r.mono_ns for m in run.all_processes() for r in m.reports()), default=0)
 
 
+def _fatal(r: Report) -> bool:
+    """A static member refused its instance id (held by a crashed process's record, or taken): fatal
+    to the Java consumer, which never joins again, so the group settles without it (the
+    simulator stops such a process; seen comparing member epochs: ``history-0-6`` waited out its
+    settle time for a restarted static member)."""
+    return r.ev == "error" and str(r.get("message") or "").startswith(("UnreleasedInstanceIdException",
+                                                                       "FencedInstanceIdException"))
+
+
 def _wait_settled(run: _Run) -> bool:
     """Until no member is stalled, every running member has had an assignment, and no member reported
     anything, and no stall ended, for a quiet spell: three ticks, or, after a crash, stall or leave, a
@@ -381,7 +391,7 @@ def _wait_settled(run: _Run) -> bool:
     while time.monotonic() < deadline:
         now = time.monotonic()
         stalled = any(until > now for until in run.stall_until.values())
-        assigned = all(any(r.ev == "assigned" for r in m.reports()) for m in run.members.values())
+        assigned = all(any(r.ev == "assigned" or _fatal(r) for r in m.reports()) for m in run.members.values())
         gone = [name for name, m in run.members.items() if not m.alive]
         if gone:
             raise MemberFailed(f"{gone[0]}: its process ended on its own")
@@ -504,7 +514,8 @@ def run_live(scenario: Scenario, schedule: Schedule, *, broker: Broker, name: st
                       member_ids_seen(admin_reports),
                       topic_ids_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t),
                       join_epochs_seen(admin_reports), seen,
-                      settings.migration_policy if settings.migration else None)
+                      settings.migration_policy if settings.migration else None,
+                      member_states_seen(admin_reports, lambda t: t[len(run.prefix):] if t.startswith(run.prefix) else t, t0))
 
 
 def _owned_at_end(run: _Run, reports: Sequence[Report]) -> dict[str, frozenset[TopicPartition]]:

@@ -114,8 +114,9 @@ class ConsumerCoordinator:
         self.notes = notes
         self.on_transition = on_transition
         self.name = name
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        # KAFKA-20268: a new group starts at epoch 1 with an empty target of epoch 1 (so a member that
+        # joins before the first target is computed has an epoch to reconcile towards); before, at 0
+        self.group_epoch = self.assignment_epoch = 1 if release.kafka_20268_fixed else 0
         self.members: dict[str, MemberRecord] = {}
         self.targets: dict[str, frozenset[TopicPartition]] = {}
         self.partition_epochs: dict[TopicPartition, int] = {}

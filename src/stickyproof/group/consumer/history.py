@@ -237,8 +237,11 @@ class _Replay:
                 self._check_epoch(nxt, k + 2)
                 used, now = 2, k + 2
             elif kind == "new-target":
-                self._target(e, where)
-                self.coordinator.bump_group_epoch(now, "the history's new target")
+                c = self.coordinator
+                # KAFKA-20268: a new group's empty target of epoch 1 is where the coordinator starts
+                if not (not c.members and not e.get("assignment") and e.get("epoch") == c.group_epoch == c.assignment_epoch):
+                    self._target(e, where)
+                    c.bump_group_epoch(now, "the history's new target")
                 self._check_epoch(e, now)
                 used = 1
             else:

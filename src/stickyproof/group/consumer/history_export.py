@@ -98,6 +98,8 @@ class RecordingSimulation(ConsumerSimulation):
         super()._start()
         c = self.coordinator
         if not c.members:
+            if c.assignment_epoch == 1:  # KAFKA-20268: a new group's empty target of epoch 1, the model's first
+                self._write_target(1, None)
             return
         names = sorted(c.members, key=lambda mid: (c.members[mid].order, mid))
         for mid in names:

@@ -8,7 +8,8 @@ may rejoin at epoch 0. Each pre-fix release names the fix it lacks; the later fi
 follow from the dates (KAFKA-16147 merged January 2024, first released in 3.8.0; KAFKA-19449's
 PR #20781 merged October 2025; KAFKA-19233's PR #21305 merged January 2026; KAFKA-20272's PR #21662
 (March 2026) and KAFKA-20640's PR #22457 (June 2026), which only a migration history can tell apart,
-are both in Kafka 4.4.0's coordinator).
+are both in Kafka 4.4.0's coordinator; so is KAFKA-20268's PR #21700, March 2026, which starts a
+new group at epoch 1: the older releases' groups start at 0).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ class CoordinatorRelease:
     JoinGroup to a consumer group, new or rejoining, is refused (before, it was admitted and the group
     stayed mixed for good); ``kafka_20272_fixed``: a classic member in a consumer group is told to
     rejoin (REBALANCE_IN_PROGRESS on its Heartbeat or SyncGroup) when its epoch is behind the target
-    assignment epoch, not the group epoch.
+    assignment epoch, not the group epoch; ``kafka_20268_fixed``: a new group starts at group epoch 1
+    with target assignment epoch 1 (an empty target), so the first member's join bumps it to 2 and
+    the first computed target is epoch 2 (``ModernGroup``'s constructor; before, both started at 0).
     """
 
     name: str
@@ -54,15 +57,18 @@ class CoordinatorRelease:
     description: str
     kafka_20640_fixed: bool = False
     kafka_20272_fixed: bool = False
+    kafka_20268_fixed: bool = False
 
 
 COORDINATOR_RELEASES: tuple[CoordinatorRelease, ...] = (
     CoordinatorRelease(
         "current", REVISED, True, True, True,
-        ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233", "KAFKA-20272", "KAFKA-20640"),
+        ("KIP-848", "KAFKA-16249", "KAFKA-16147", "KAFKA-19449", "KAFKA-19233", "KAFKA-20272", "KAFKA-20640",
+         "KAFKA-20268"),
         "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233 "
-        "(and, for online migration, KAFKA-20272 and KAFKA-20640, as in Kafka 4.4.0)",
-        kafka_20640_fixed=True, kafka_20272_fixed=True,
+        "(and, for online migration, KAFKA-20272 and KAFKA-20640, as in Kafka 4.4.0); a new group starts at epoch 1 "
+        "(KAFKA-20268)",
+        kafka_20640_fixed=True, kafka_20272_fixed=True, kafka_20268_fixed=True,
     ),
     CoordinatorRelease(
         "before-kafka-19233", REVISED, True, True, False, ("KIP-848", "KAFKA-19233"),

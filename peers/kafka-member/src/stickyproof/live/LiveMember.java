@@ -313,10 +313,33 @@ public final class LiveMember {
     private static void watchGroup(Admin admin, String group, long everyMs) {
         int last = -1;
         int lastGroup = -1;
+        // each member id's last (member epoch, assigned partitions): a change is reported as a "member-state"
+        Map<String, List<Object>> states = new HashMap<>();
         while (running) {
             try {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
                 int groupEpoch = d.groupEpoch().orElse(-1);
+                Set<String> present = new HashSet<>();
+                for (MemberDescription m : d.members()) {
+                    present.add(m.consumerId());
+                    long memberEpoch = m.memberEpoch().orElse(-1);
+                    List<Object> assigned = partitions(m.assignment().topicPartitions());
+                    List<Object> state = List.of(memberEpoch, assigned);
+                    if (!state.equals(states.get(m.consumerId()))) {
+                        states.put(m.consumerId(), state);
+                        report("member-state", "member", m.clientId(), "member_id", m.consumerId(),
+                               "member_epoch", memberEpoch, "assigned", assigned,
+                               "target", partitions(m.targetAssignment().map(a -> a.topicPartitions()).orElse(Set.of())),
+                               "group_epoch", (long) groupEpoch,
+                               "target_epoch", (long) d.targetAssignmentEpoch().orElse(-1));
+                    }
+                }
+                for (String gone : new ArrayList<>(states.keySet())) {  // a member id the group no longer has
+                    if (!present.contains(gone)) {
+                        states.remove(gone);
+                        report("member-gone", "member_id", gone, "group_epoch", (long) groupEpoch);
+                    }
+                }
                 if (groupEpoch >= 0 && groupEpoch != lastGroup) {  // who is in the group at each group epoch: join order
                     List<Object> clients = new ArrayList<>();
                     for (MemberDescription m : d.members()) clients.add(m.clientId());
