@@ -772,14 +772,17 @@ def test_the_kip848_simulator_reaches_the_real_coordinators_targets(broker):
     compared = compare_consumer_run(sim.scenario, sim.schedule, result, settings)
     said = [(s.label, s.verdict, s.reason) for s in compared.steps]
     # no step disagrees; under load a step may be timing-dependent (said with its reason), most agree
-    assert compared.agrees and sum(s.verdict == "agree" for s in compared.steps) >= 2, said
+    timing_chose = any(s.verdict == "timing" and s.sim_end != s.live_end for s in compared.steps)
+    assert compared.agrees and all(s.reason for s in compared.steps if s.verdict == "timing"), said
+    if not timing_chose:  # when the members' join skew chose the first target, later steps compare timing's states
+        assert sum(s.verdict == "agree" for s in compared.steps) >= 2, said
     # and step by step: every member's epochs and assignments as the admin saw them change, each one a
     # state the simulator's member passed through in the same order, or timing with its reason
     epochs = compared.epochs
     assert epochs is not None and {m.member for m in epochs.members} == {"c1", "c2", "c3"}
     assert all(s.epoch is None or s.epoch >= 2 for s in result.member_states)  # KAFKA-20268: the first target is epoch 2
     assert epochs.agrees, render_epochs(epochs)
-    if not any(s.verdict == "timing" and s.sim_end != s.live_end for s in compared.steps):  # no target chosen by timing
+    if not timing_chose:
         assert epochs.count("agree") >= 6, render_epochs(epochs)
     assert all(reason for m in epochs.members for v, _, _, reason in m.steps if v == "timing")
 
