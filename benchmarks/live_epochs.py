@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         todo = [t for t in todo if t[0] in args.only]
     failed = 0
-    with (nullcontext() if args.load else running_broker()) as broker:
+    # KIP-1263's batching and offload off, as `live --compare` starts its broker (live.broker.ASSIGNMENT_AT_ONCE)
+    with (nullcontext() if args.load else running_broker(assignment_at_once=True)) as broker:
         if broker is not None:
             print(f"broker up in {broker.start_seconds:.1f} s", flush=True)
         for name, scenario, schedule, why in todo:

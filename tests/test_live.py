@@ -9,6 +9,7 @@ block ends; attaching to a named broker starts nothing; a bad ``--bootstrap`` is
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture(scope="module")
 def broker():
-    with running_broker() as b:
+    # KIP-1263's batching and offload off, as `live --compare` starts its broker: the KIP-848 tests
+    # here compare the simulator step by step (the classic tests do not depend on these settings)
+    with running_broker(assignment_at_once=True) as b:
         yield b
     assert not _alive(b.pid), "the broker outlived its block"
     assert not b.directory.exists(), "the broker's directory outlived its block"
@@ -291,6 +294,29 @@ def test_the_assignor_choice_is_one_line_on_stderr_before_the_broker(capsys, mon
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "librdkafka has no sticky: every member runs cooperative-sticky; --assignor NAME to choose"
     assert len(err) == 2 and err[1].startswith("BrokerUnavailable:")
+
+
+def test_a_consumer_comparison_starts_its_broker_computing_each_target_at_once(monkeypatch):
+    """KIP-1263 (Kafka 4.3+) batches target computation and offloads it; the simulator computes each
+    target at once, so `live --compare` under group.protocol=consumer starts its broker with both off,
+    and every other run on Kafka's defaults."""
+    from stickyproof.live import broker as broker_module
+    from stickyproof.live.broker import ASSIGNMENT_AT_ONCE, BrokerUnavailable as Unavailable, broker_settings
+
+    asked = []
+
+    def refuse(**kwargs):
+        asked.append(kwargs.get("assignment_at_once"))
+        raise Unavailable("no broker in this test")
+
+    monkeypatch.setattr(broker_module, "running_broker", refuse)
+    assert cli_main(["live", "kip429-new-member", "--group-protocol", "consumer", "--compare"]) == 2
+    assert cli_main(["live", "kip429-new-member", "--group-protocol", "consumer"]) == 2
+    assert cli_main(["live", "kip429-new-member", "--compare"]) == 2
+    assert asked == [True, False, False]
+    at_once = broker_settings(1, 2, Path("/nowhere"), assignment_at_once=True)
+    assert all(at_once[k] == v for k, v in ASSIGNMENT_AT_ONCE.items())
+    assert not set(ASSIGNMENT_AT_ONCE) & set(broker_settings(1, 2, Path("/nowhere")))
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -65,7 +65,10 @@ def _cmd_live(args: argparse.Namespace) -> int:
 
         scenario, schedule = joins_as_members(scenario, schedule)
         check_comparable(scenario, schedule, settings)
-    with running_broker(bootstrap=args.bootstrap, migration_policy=args.migration_policy) as broker:
+    # compared step by step, the broker computes each target at once, as the simulator does (KIP-1263 off)
+    at_once = bool(args.compare) and settings.group_protocol == "consumer"
+    with running_broker(bootstrap=args.bootstrap, migration_policy=args.migration_policy,
+                        assignment_at_once=at_once) as broker:
         result = run_live(scenario, schedule, broker=broker, name=name, settings=settings)
     compared = None
     if args.compare:

@@ -37,7 +37,7 @@ from ..errors import StickyproofError
 from ..peers import builds
 from . import processes
 
-__all__ = ["CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "Broker", "BrokerUnavailable", "RECIPE", "DEFAULT_START_SECONDS",
+__all__ = ["ASSIGNMENT_AT_ONCE", "CONSUMER_HEARTBEAT_MS", "CONSUMER_SESSION_MS", "Broker", "BrokerUnavailable", "RECIPE", "DEFAULT_START_SECONDS",
            "BROKER_JAVA_OPTS", "running_broker",
            "peak_rss_bytes", "parse_bootstrap", "broker_settings"]
 
@@ -76,12 +76,28 @@ class Broker:
         return self.pid is not None
 
 
-def broker_settings(port: int, controller_port: int, data_dir: Path, migration_policy: str | None = None) -> dict[str, str]:
+ASSIGNMENT_AT_ONCE = {"group.consumer.assignment.interval.ms": "0", "group.consumer.assignor.offload.enable": "false"}
+"""KIP-1263 (Kafka 4.3+) batches a consumer group's target computation (at most one per
+``group.consumer.assignment.interval.ms``, 1 s by default) and computes it on a background thread
+(``group.consumer.assignor.offload.enable``, on by default): a new group's first computed target then
+comes after the joins it batched, empty at first, one group epoch later than a coordinator that
+computes at every bump. The KIP-848 simulator computes every target at once, as these two settings
+make the broker do; ``live --compare`` under ``group.protocol=consumer`` starts its broker with them
+(measured: ``history-0-17`` forming, default settings: epochs 2 (empty) then 8; these: 7, as the
+simulator)."""
+
+
+def broker_settings(port: int, controller_port: int, data_dir: Path, migration_policy: str | None = None,
+                    assignment_at_once: bool = False) -> dict[str, str]:
     """``server.properties`` of the one-node broker: every value is what a single node needs, or what
     makes a test group's life take seconds rather than minutes (the KIP-848 timeouts' floors).
     ``migration_policy``: ``group.consumer.migration.policy`` when a run names one (absent: Kafka's
-    default, ``bidirectional``), so a migration history runs under the policy it was written for."""
+    default, ``bidirectional``), so a migration history runs under the policy it was written for.
+    ``assignment_at_once``: KIP-1263's batching and offload off (``ASSIGNMENT_AT_ONCE``), for a run
+    compared step by step with the simulator; otherwise Kafka's defaults."""
     policy = {} if migration_policy is None else {"group.consumer.migration.policy": migration_policy}
+    if assignment_at_once:
+        policy.update(ASSIGNMENT_AT_ONCE)
     return {**policy,
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -232,10 +248,12 @@ def _cluster_id() -> str:
 
 @contextmanager
 def running_broker(*, bootstrap: str | None = None, version: str | None = None,
-                   start_seconds: float = DEFAULT_START_SECONDS, migration_policy: str | None = None) -> Iterator[Broker]:
+                   start_seconds: float = DEFAULT_START_SECONDS, migration_policy: str | None = None,
+                   assignment_at_once: bool = False) -> Iterator[Broker]:
     """The broker at ``bootstrap`` (checked to answer), else a fresh one-node broker, stopped and
     deleted when the block ends; ``migration_policy`` is the fresh broker's
-    ``group.consumer.migration.policy`` (a broker at ``bootstrap`` keeps its own)."""
+    ``group.consumer.migration.policy`` and ``assignment_at_once`` its KIP-1263 settings
+    (``broker_settings``; a broker at ``bootstrap`` keeps its own)."""
     if bootstrap is not None:
         host, port = parse_bootstrap(bootstrap)
         if not _api_versions(host, port, timeout=10.0):
@@ -254,7 +272,7 @@ def running_broker(*, bootstrap: str | None = None, version: str | None = None,
     try:
         started = time.monotonic()
         port, controller_port = _free_ports(2)
-        settings = broker_settings(port, controller_port, directory / "data", migration_policy)
+        settings = broker_settings(port, controller_port, directory / "data", migration_policy, assignment_at_once)
         (directory / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
         (directory / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
         jvm = [*BROKER_JAVA_OPTS, f"-Dlog4j2.configurationFile={directory / 'log4j2.properties'}"]

@@ -105,6 +105,9 @@ public final class LiveMember {
                         }
                         org.apache.kafka.clients.admin.CreateTopicsResult created = admin.createTopics(topics);
                         created.all().get();
+                        Map<String, Integer> counts = new HashMap<>();
+                        for (NewTopic t : topics) counts.put(t.name(), t.numPartitions());
+                        awaitTopics(admin, counts);
                         // the ids the broker drew: KIP-848's assignors break ties by them
                         Map<String, Object> ids = new java.util.TreeMap<>();
                         for (NewTopic t : topics) ids.put(t.name(), created.topicId(t.name()).get().toString());
@@ -117,6 +120,7 @@ public final class LiveMember {
                         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
                         int total = d.partitions().size() + count;
                         admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(total))).all().get();
+                        awaitTopics(admin, Map.of(topic, total));
                         report("partitions-added", "topic", topic, "partitions", (long) total);
                         break;
                     }
@@ -451,6 +455,33 @@ public final class LiveMember {
     }
 
     @SuppressWarnings("unchecked")
+    /**
+     * Waits (up to 15 s) until the broker's metadata shows every topic with its partition count and a
+     * leader for each partition: createTopics and createPartitions return once the controller has
+     * committed, before the broker serving the group need have applied it, and the history's next
+     * step (a member subscribing, the group reading the topics) should find them there.
+     */
+    private static void awaitTopics(Admin admin, Map<String, Integer> counts) throws Exception {
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (System.currentTimeMillis() < deadline) {
+            boolean ready = true;
+            try {
+                Map<String, TopicDescription> seen = admin.describeTopics(counts.keySet()).allTopicNames().get();
+                for (Map.Entry<String, Integer> e : counts.entrySet()) {
+                    TopicDescription d = seen.get(e.getKey());
+                    if (d == null || d.partitions().size() < e.getValue()
+                            || d.partitions().stream().anyMatch(p -> p.leader() == null)) {
+                        ready = false;
+                    }
+                }
+            } catch (java.util.concurrent.ExecutionException unknownYet) {
+                ready = false;
+            }
+            if (ready) return;
+            Thread.sleep(50);
+        }
+    }
+
     private static Map<String, Object> asMap(Object o) {
         if (!(o instanceof Map)) throw new IllegalArgumentException("expected a JSON object");
         return (Map<String, Object>) o;
