@@ -188,3 +188,16 @@ def test_an_extra_bump_after_an_empty_first_target_is_timing_else_it_disagrees()
     scenario = live.grades[0].scenario
     seen = compare_epochs(sim, unseen, {}, [(None, None)], steps, scenario)
     assert seen.agrees and any("KIP-1263" in n for n in seen.notes)
+
+
+def test_a_member_that_heartbeat_before_a_newer_target_holds_what_the_simulators_was_revoking():
+    """history-0-51 on the broker: c3 reached epoch 7 with its whole epoch-7 target before three members
+    joined; the simulator's c3 heartbeat only after the newer target and stood at epoch 7 already
+    revoking t-2. Its partition pending revocation was still held at that epoch, so the broker's state is
+    timing; a partition the simulator's member never held at that epoch is not."""
+    sim = [MemberStep("c3", 1, 6, tps(0, 1, 2), 0, 6, tps(0, 1, 2)),
+           MemberStep("c3", 1, 7, tps(0, 1), 1, 11, tps(0, 1), revoking=tps(2))]
+    assert explain_step((7, tps(0, 1, 2)), sim, [6, 7, 8, 9, 10, 11]) is not None
+    assert explain_step((7, tps(0, 1, 3)), sim, [6, 7, 8, 9, 10, 11]) is None
+    without = [sim[0], MemberStep("c3", 1, 7, tps(0, 1), 1, 11, tps(0, 1))]
+    assert explain_step((7, tps(0, 1, 2)), without, [6, 7, 8, 9, 10, 11]) is None

@@ -30,7 +30,7 @@ def _cmd_live(args: argparse.Namespace) -> int:
     from ..group.runner import resolve_simulation
     from ..live.broker import running_broker
     from ..live.choice import choose_assignor
-    from ..live.run import LiveSettings, check_live, render_live, run_live
+    from ..live.run import LiveSettings, check_live, run_live
 
     from ..errors import InvalidOption
     from ..live.migration import migration_history
@@ -79,19 +79,31 @@ def _cmd_live(args: argparse.Namespace) -> int:
             compared = compare_consumer_run(scenario, schedule, result, settings)
         else:
             compared = compare_run(scenario, schedule, result, settings)
+
+    def rendered(c) -> str:
+        if getattr(c, "epochs", None) is None:
+            return render_compare(c)
+        from ..live.epochs import render_epochs  # group.protocol=consumer: member epochs step by step
+
+        return render_compare(c) + "\n" + render_epochs(c.epochs)
+
+    return _emit(args, result, compared, rendered)
+
+
+def _emit(args: argparse.Namespace, result, compared, render_compared) -> int:
+    """The run (``--json``: its record with the comparison under ``compare``; else rendered, the
+    comparison after it); exit 0 only when every monitor held and the comparison agrees."""
     if args.json:
         doc = result.to_dict()
         if compared is not None:
             doc["compare"] = compared.to_dict()
         print_json(doc)
     else:
+        from ..live.run import render_live
+
         sys.stdout.write(render_live(result))
         if compared is not None:
-            sys.stdout.write("\n" + render_compare(compared))
-            if getattr(compared, "epochs", None) is not None:  # group.protocol=consumer: member epochs step by step
-                from ..live.epochs import render_epochs
-
-                sys.stdout.write("\n" + render_epochs(compared.epochs))
+            sys.stdout.write("\n" + render_compared(compared))
     return 0 if result.ok and (compared is None or compared.agrees) else 1
 
 
@@ -102,19 +114,9 @@ def _report_migration(args: argparse.Namespace, scenario, schedule, result, sett
         from ..live.migration import compare_migration
 
         compared = compare_migration(scenario, schedule, result, settings)
-    if args.json:
-        doc = result.to_dict()
-        if compared is not None:
-            doc["compare"] = compared.to_dict()
-        print_json(doc)
-    else:
-        from ..live.migration import render_migration_comparison
-        from ..live.run import render_live
+    from ..live.migration import render_migration_comparison
 
-        sys.stdout.write(render_live(result))
-        if compared is not None:
-            sys.stdout.write("\n" + render_migration_comparison(compared))
-    return 0 if result.ok and (compared is None or compared.agrees) else 1
+    return _emit(args, result, compared, render_migration_comparison)
 
 
 def add_live(sub: argparse._SubParsersAction) -> None:

@@ -20,8 +20,9 @@ the simulator's member reconciled past it (or the other way round: join skew; th
 heartbeats are not one heartbeat apart as the simulator's are; a member that joins within Kafka 4.4's
 ``group.consumer.assignment.interval.ms``, 1 s, of the last target takes that target's epoch with
 nothing first, as the simulator's members, joining a heartbeat apart, never do), or at the same member epoch the
-member held a part of what the simulator's member held or was headed for (which revocations had
-landed when the admin looked). Otherwise it *disagrees*; so does a member whose last states differ,
+member held a part of what the simulator's member held (its partitions pending revocation included)
+or was headed for (which revocations had landed, and whether its heartbeat came before a newer
+target, when the admin looked). Otherwise it *disagrees*; so does a member whose last states differ,
 unless the targets did by timing.
 """
 
@@ -51,6 +52,9 @@ class MemberStep:
     at: int
     target_epoch: int | None = None
     target: tuple[TopicPartition, ...] = ()
+    revoking: tuple[TopicPartition, ...] = ()
+    """The simulator's side: what the member still held pending revocation (the broker's reports carry
+    only the assigned partitions)."""
 
     @property
     def state(self) -> State:
@@ -59,7 +63,7 @@ class MemberStep:
     def to_dict(self) -> dict[str, Any]:
         return {"member": self.member, "incarnation": self.incarnation, "epoch": self.epoch,
                 "assigned": [[t, p] for t, p in self.assigned], "at": self.at, "target_epoch": self.target_epoch,
-                "target": [[t, p] for t, p in self.target]}
+                "target": [[t, p] for t, p in self.target], "revoking": [[t, p] for t, p in self.revoking]}
 
 
 def member_states_seen(admin_reports: Sequence[Any], strip: Callable[[str], str], t0: int) -> tuple[MemberStep, ...]:
@@ -106,8 +110,9 @@ def sim_member_steps(result: Any, names: Mapping[str, str]) -> tuple[MemberStep,
                 if member_id == m.member_id and m.coordinator_epoch is not None:
                     state: State = (m.coordinator_epoch, tuple(sorted(m.assigned)))
                     target_epoch, target = step.group.assignment_epoch, tuple(sorted(m.target))
+                    revoking = tuple(sorted(m.pending_revocation))
                 elif member_id not in present and member_id in last:
-                    state, target_epoch, target = (None, ()), None, ()
+                    state, target_epoch, target, revoking = (None, ()), None, (), ()
                     held = last[member_id]
                     if m.member_id not in before and m.coordinator_epoch is not None and held[0] not in (None, -2):
                         # the process's next one took the record's place as it joined: only a static member's leave
@@ -117,7 +122,7 @@ def sim_member_steps(result: Any, names: Mapping[str, str]) -> tuple[MemberStep,
                 else:
                     continue
                 if last.get(member_id) != state and (state[0] is not None or last.get(member_id, (None,))[0] is not None):
-                    out.append(MemberStep(name, k, state[0], state[1], step.tick, target_epoch, target))
+                    out.append(MemberStep(name, k, state[0], state[1], step.tick, target_epoch, target, revoking))
                     last[member_id] = state
     return tuple(out)
 
@@ -195,10 +200,14 @@ def explain_step(state: State, sim: Sequence[MemberStep], sim_target_epochs: Seq
             return (f"the real member heartbeat while target epoch {epoch} was the newest; the simulator's member "
                     "reconciled past it (when a heartbeat lands against a new target is timing)")
         return None
-    held = {tp for s in sim if s.epoch == epoch for tp in (*s.assigned, *s.target)}
+    # at that epoch the simulator's member held its assigned partitions and those pending revocation (a
+    # member heartbeating before a newer target holds all of its epoch's target; one heartbeating after
+    # it is already revoking some), and was headed for its target
+    held = {tp for s in sim if s.epoch == epoch for tp in (*s.assigned, *s.revoking, *s.target)}
     if set(assigned) <= held:
-        return (f"at member epoch {epoch} it held a part of what the simulator's member held or was headed for: which "
-                "revocations had landed when the admin looked is timing")
+        return (f"at member epoch {epoch} it held a part of what the simulator's member held (pending revocation "
+                "included) or was headed for: which revocations had landed, and whether its heartbeat came before a "
+                "newer target, when the admin looked is timing")
     return None
 
 
