@@ -64,8 +64,10 @@ def compiled_ports_in_use() -> bool:
     return all(s == "compiled" for s in ports_status().values())
 
 
+@cache
 def port_module(name: str, *, compiled: bool = True) -> ModuleType:
-    """Port ``name``: the compiled module when ``compiled`` and it is current, else the pure one."""
+    """Port ``name``: the compiled module when ``compiled`` and it is current, else the pure one
+    (cached: the assignors look their builder up on every call)."""
     if name not in PORTS:
         raise KeyError(name)
     if compiled:

@@ -22,6 +22,11 @@ import numpy as np
 from ...errors import AssignorFailure
 from .spec import ConsumerGroupSpec, SpecIndex, TopicId, hashset_copy_capacity, position_set_order
 
+try:
+    import cython
+except ImportError:  # no Cython at run time: the pure-Python port, its declarations inert
+    from . import _cython_shim as cython
+
 __all__ = ["build_homogeneous"]
 
 PARTITION_ASSIGNOR_EXCEPTION = "PartitionAssignorException"
@@ -79,6 +84,11 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
     return unassigned, total
 
 
+@cython.locals(min_quota=cython.Py_ssize_t, remaining_extra=cython.Py_ssize_t, quota=cython.Py_ssize_t,
+               size=cython.Py_ssize_t, member_index=cython.Py_ssize_t, member_count=cython.Py_ssize_t,
+               topic=cython.Py_ssize_t, has_extra=cython.bint, kafka_18688_fixed=cython.bint, in_group=bytearray,
+               targets=dict, unfilled=list, kept=list, kept_topics=list, topics=tuple, partitions=tuple, keep=list,
+               member_ids=list, all_targets=tuple)
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
     subscribed: set[int],
@@ -90,24 +100,31 @@ def _maybe_revoke_partitions(
     """Each member keeps its target up to its quota; the rest joins ``unassigned`` (in set order).
 
     A target's topics the group no longer subscribes to are dropped whole. ``unfilled``: the members
-    under quota, with their quota left, their target and its lists by topic position."""
+    under quota, with their quota left, their target and its lists by topic position (built only
+    for them: most members of a settled group fill their quota)."""
     topics = spec.index.topics
-    targets: dict[str, Target] = {}
-    unfilled: list[tuple[int, Target, dict[int, list[int]]]] = []
-    member_count = len(spec.members)
-    for member_index, (member, target) in enumerate(zip(spec.members, spec.index.targets)):
+    in_group = bytearray(len(topics))  # by topic position: subscribed by the group
+    for topic in subscribed:
+        in_group[topic] = 1
+    targets = {}
+    unfilled = []
+    member_ids = [m.member_id for m in spec.members]
+    all_targets = spec.index.targets
+    member_count = len(member_ids)
+    for member_index in range(member_count):
         quota = min_quota
         has_extra = False
         if remaining_extra > 0:
             quota += 1
             has_extra = True
-        kept: Target = []
-        by_topic: dict[int, list[int]] = {}
-        for topic, partitions in target:
-            if topic not in subscribed:
+        kept = []
+        kept_topics = []
+        for topic, partitions in all_targets[member_index]:
+            if not in_group[topic]:
                 continue
-            if len(partitions) <= quota:
-                quota -= len(partitions)
+            size = len(partitions)
+            if size <= quota:
+                quota -= size
                 keep = list(partitions)
             else:
                 # Kafka keeps partitions while quota lasts and revokes the rest, in the set's order.
@@ -117,34 +134,40 @@ def _maybe_revoke_partitions(
                 if not keep:
                     continue
             kept.append((topics[topic], keep))
-            by_topic[topic] = keep
+            kept_topics.append(topic)
         if kafka_18688_fixed and give_up_extra(quota, has_extra, member_count - member_index, remaining_extra):
             quota -= 1
             has_extra = False
         if quota > 0:
-            unfilled.append((quota, kept, by_topic))
+            unfilled.append((quota, kept, {t: held for t, (_, held) in zip(kept_topics, kept)}))
         if has_extra:
             remaining_extra -= 1
-        targets[member.member_id] = kept
+        targets[member_ids[member_index]] = kept
     return targets, unfilled
 
 
+@cython.locals(quota=cython.Py_ssize_t, has_extra=cython.bint, members_left=cython.Py_ssize_t,
+               remaining_extra=cython.Py_ssize_t)
 def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extra: int) -> bool:
     """KAFKA-18688's fix: a member that did not fill its ``minQuota + 1`` from what it holds leaves
     the extra partition to later members while more members remain (itself included) than extras."""
     return quota > 0 and has_extra and members_left > remaining_extra
 
 
+@cython.locals(remaining=cython.Py_ssize_t, segment=cython.Py_ssize_t, offset=cython.Py_ssize_t,
+               take=cython.Py_ssize_t, size=cython.Py_ssize_t, n_segments=cython.Py_ssize_t, topic=cython.Py_ssize_t)
 def _assign_remaining_partitions(
     topics: tuple[TopicId, ...], unfilled: list[tuple[int, Target, dict[int, list[int]]]], unassigned: list[Segment]
 ) -> None:
     """Deal ``unassigned`` in order to the members under quota, in ``memberIds()`` order: each takes
     the next ``remaining`` partitions, run by run (no run is empty)."""
     segment, offset = 0, 0
+    n_segments = len(unassigned)
     for remaining, target, by_topic in unfilled:
-        while remaining > 0 and segment < len(unassigned):
+        while remaining > 0 and segment < n_segments:
             topic, partitions = unassigned[segment]
-            take = min(remaining, len(partitions) - offset)
+            size = len(partitions)
+            take = min(remaining, size - offset)
             chunk = partitions[offset:offset + take]
             held = by_topic.get(topic)
             if held is None:
@@ -154,7 +177,7 @@ def _assign_remaining_partitions(
                 held.extend(chunk)
             remaining -= take
             offset += take
-            if offset == len(partitions):
+            if offset == size:
                 segment, offset = segment + 1, 0
-    if segment < len(unassigned):
+    if segment < n_segments:
         raise AssignorFailure("Partitions were left unassigned", kafka_exception=PARTITION_ASSIGNOR_EXCEPTION)
