@@ -86,9 +86,9 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
 
 @cython.locals(min_quota=cython.Py_ssize_t, remaining_extra=cython.Py_ssize_t, quota=cython.Py_ssize_t,
                size=cython.Py_ssize_t, member_index=cython.Py_ssize_t, member_count=cython.Py_ssize_t,
-               topic=cython.Py_ssize_t, has_extra=cython.bint, kafka_18688_fixed=cython.bint, in_group=bytearray,
-               targets=dict, unfilled=list, kept=list, kept_topics=list, topics=tuple, partitions=tuple, keep=list,
-               member_ids=list, all_targets=tuple)
+               topic=cython.Py_ssize_t, has_extra=cython.bint, kafka_18688_fixed=cython.bint, unchanged=cython.bint,
+               in_group=bytearray, targets=dict, unfilled=list, kept=list, kept_topics=list, topics=tuple, keep=list,
+               members=tuple, all_targets=tuple, target=tuple)
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
     subscribed: set[int],
@@ -100,26 +100,46 @@ def _maybe_revoke_partitions(
     """Each member keeps its target up to its quota; the rest joins ``unassigned`` (in set order).
 
     A target's topics the group no longer subscribes to are dropped whole. ``unfilled``: the members
-    under quota, with their quota left, their target and its lists by topic position (built only
-    for them: most members of a settled group fill their quota)."""
+    under quota, with their quota left, their target and its lists by topic position.
+
+    As Kafka copies a member's assignment only when it changes, a target kept whole by a member
+    that fills its quota is answered as the spec's own (topic id, partitions) pairs, in a new list:
+    the same partitions in the same order, without a list per topic (most members of a settled
+    group are such)."""
     topics = spec.index.topics
     in_group = bytearray(len(topics))  # by topic position: subscribed by the group
     for topic in subscribed:
         in_group[topic] = 1
     targets = {}
     unfilled = []
-    member_ids = [m.member_id for m in spec.members]
+    members = spec.members
     all_targets = spec.index.targets
-    member_count = len(member_ids)
+    member_count = len(members)
     for member_index in range(member_count):
         quota = min_quota
         has_extra = False
         if remaining_extra > 0:
             quota += 1
             has_extra = True
+        target = all_targets[member_index]
+        unchanged = True
+        size = 0
+        for topic, partitions in target:
+            if not in_group[topic]:
+                unchanged = False
+                break
+            size += len(partitions)
+        if unchanged and size <= quota:
+            quota -= size
+            if quota == 0:  # filled (give_up_extra needs quota left): nothing to extend later
+                if has_extra:
+                    remaining_extra -= 1
+                targets[members[member_index].member_id] = list(members[member_index].target)
+                continue
+            quota += size  # under quota: the general path below, whose lists later calls extend
         kept = []
         kept_topics = []
-        for topic, partitions in all_targets[member_index]:
+        for topic, partitions in target:
             if not in_group[topic]:
                 continue
             size = len(partitions)
@@ -139,10 +159,10 @@ def _maybe_revoke_partitions(
             quota -= 1
             has_extra = False
         if quota > 0:
-            unfilled.append((quota, kept, {t: held for t, (_, held) in zip(kept_topics, kept)}))
+            unfilled.append((quota, kept, dict(zip(kept_topics, [held for _, held in kept]))))
         if has_extra:
             remaining_extra -= 1
-        targets[member_ids[member_index]] = kept
+        targets[members[member_index].member_id] = kept
     return targets, unfilled
 
 
