@@ -17,7 +17,7 @@ from typing import Callable
 
 from ...errors import UnknownAssignor
 from ...model import Assignment, Scenario
-from .compiled import compiled_ports_in_use, port_module, ports_status
+from .compiled import compiled_ports_in_use, port_module as _port_module, ports_status
 from .releases import SERVER_SIDE_RELEASES, ServerSideRelease
 from .spec import ConsumerGroupSpec, group_spec, to_assignment
 from .uniform import assign_uniform
@@ -26,14 +26,14 @@ __all__ = ["CONSUMER_GROUP_ASSIGNORS", "PURE_CONSUMER_GROUP_ASSIGNORS", "SERVER_
            "ConsumerGroupSpec", "assign_consumer_group", "assign_consumer_range", "assign_uniform", "compiled_ports_in_use", "group_spec",
            "ports_status", "to_assignment"]
 
-assign_consumer_range: Callable[[ConsumerGroupSpec], dict] = port_module("range").assign_consumer_range
+assign_consumer_range: Callable[[ConsumerGroupSpec], dict] = _port_module("range").assign_consumer_range
 
 
 def _assignors(compiled: bool) -> dict[str, Callable[[ConsumerGroupSpec], dict]]:
     return {
         **{r.name: partial(assign_uniform, kafka_18688_fixed=r.kafka_18688_fixed, kafka_17710=r.kafka_17710,
                            compiled=compiled) for r in SERVER_SIDE_RELEASES},
-        "consumer-range": port_module("range", compiled=compiled).assign_consumer_range,
+        "consumer-range": _port_module("range", compiled=compiled).assign_consumer_range,
     }
 
 

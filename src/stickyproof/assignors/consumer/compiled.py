@@ -8,6 +8,7 @@ Without a build (no Cython, no C compiler) the pure ports run and nothing is sai
 so already.
 
     port_module(name, compiled=True) -> module     ports_status() -> {name: status}
+    ports_summary() -> "compiled" | "pure Python (not built)" | "compiled except ..." (stickyproof --version)
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["PORTS", "COMPILED_PREFIX", "port_module", "ports_status", "compiled_ports_in_use", "source_sha256"]
+__all__ = ["PORTS", "COMPILED_PREFIX", "port_module", "ports_status", "ports_summary", "compiled_ports_in_use",
+           "source_sha256"]
 
 PORTS = ("range", "uniform_homogeneous", "uniform_heterogeneous", "uniform_heterogeneous_3_9")
 COMPILED_PREFIX = "_compiled_"
@@ -43,7 +45,7 @@ def _compiled(name: str) -> tuple[ModuleType | None, str]:
     if str(getattr(module, "__file__", "")).endswith(".py"):  # a stray copy, not a build
         return None, "not built"
     if getattr(module, "SOURCE_SHA256", None) != source_sha256(name):
-        return None, f"stale ({name}.py changed after the build)"
+        return None, f"stale: {name}.py changed after the build"
     return module, "compiled"
 
 
@@ -57,6 +59,16 @@ def ports_status() -> dict[str, str]:
                      "pure Python; rebuild with pip install -e . or python setup.py build_ext --inplace",
                      ".py, ".join(stale))
     return status
+
+
+def ports_summary() -> str:
+    """One phrase for ``stickyproof --version``: which ports run compiled."""
+    status = ports_status()
+    if all(s == "compiled" for s in status.values()):
+        return "compiled"
+    if all(s == "not built" for s in status.values()):
+        return "pure Python (not built)"
+    return "compiled except " + ", ".join(f"{name} ({s})" for name, s in status.items() if s != "compiled")
 
 
 def compiled_ports_in_use() -> bool:
