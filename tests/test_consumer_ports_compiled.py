@@ -191,7 +191,7 @@ def test_the_pure_ports_run_without_cython_installed():
               "sys.path.insert(0, sys.argv[1])\n"
               "from tests.consumer_groups import random_group\n"
               "from stickyproof.assignors.consumer import PURE_CONSUMER_GROUP_ASSIGNORS as P, group_spec\n"
-              "from stickyproof.assignors.consumer import range as r, uniform_homogeneous as h\n"
+              "from stickyproof.assignors.consumer import range as r, uniform_heterogeneous as h\n"
               "assert r.cython.__name__.endswith('_cython_shim') and h.cython.compiled is False\n"
               "rng = random.Random(5); specs = [group_spec(random_group(rng)) for _ in range(200)]\n"
               "print(json.dumps([[[m, [[str(t), list(p)] for t, p in pairs]] for m, pairs in P[n](s).items()]"
