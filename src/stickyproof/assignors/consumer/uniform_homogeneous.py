@@ -56,23 +56,29 @@ def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True
     return targets
 
 
+@cython.locals(topic=cython.Py_ssize_t, count=cython.Py_ssize_t, total=cython.Py_ssize_t, n_held=cython.Py_ssize_t,
+               counts=tuple, assigned=tuple, unassigned=list)
 def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[list[Segment], int]:
     """Partitions no target holds (``isPartitionAssigned`` false), topic by topic in the set's order."""
-    unassigned: list[Segment] = []
+    unassigned = []
     total = 0
+    counts = index.counts
+    assigned = index.assigned
     for topic in subscribed:
-        count = index.counts[topic]
+        count = counts[topic]
         if count == -1:
             raise AssignorFailure(
                 f"Members are subscribed to topic {index.topics[topic]} which doesn't exist in the topic metadata.",
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
-        held = index.assigned[topic]
-        if len(held) and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
+        held = assigned[topic]
+        n_held = len(held)
+        if n_held and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
             held = held[(held >= 0) & (held < count)]
-        if len(held) == 0:
+            n_held = len(held)
+        if n_held == 0:
             free: Sequence[int] = range(count)
-        elif len(held) == count:  # distinct and in range: every partition held
+        elif n_held == count:  # distinct and in range: every partition held
             free = ()
         else:
             mask = np.ones(count, dtype=bool)
@@ -159,7 +165,7 @@ def _maybe_revoke_partitions(
             quota -= 1
             has_extra = False
         if quota > 0:
-            unfilled.append((quota, kept, dict(zip(kept_topics, [held for _, held in kept]))))
+            unfilled.append((quota, kept, dict(zip(kept_topics, [held for _, held in kept])) if kept else {}))
         if has_extra:
             remaining_extra -= 1
         targets[members[member_index].member_id] = kept
