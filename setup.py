@@ -56,19 +56,25 @@ def _extensions() -> list:
 
 
 class OptionalBuildExt(build_ext):
-    """``build_ext`` whose failure (no C compiler, a compile error) costs the speed-up, not the install."""
+    """``build_ext`` whose failure (no C compiler, a compile error) costs the speed-up, not the
+    install: the modules that fail are left out, and one line says so."""
 
     def run(self) -> None:
+        self._failures: list[str] = []
         try:
             super().run()
         except Exception as exc:  # noqa: BLE001
-            _note(f"compiling the ports failed ({type(exc).__name__}: {exc})")
+            self._failures.append(f"{type(exc).__name__}: {exc}")
+        if self._failures:
+            first = " ".join(self._failures[0].split())
+            _note(f"compiling the KIP-848 ports failed ({len(self._failures)} of {len(self.extensions)}; "
+                  f"{first[:300]}{'...' if len(first) > 300 else ''})")
 
     def build_extension(self, ext) -> None:
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001
-            _note(f"compiling {ext.name} failed ({type(exc).__name__}: {exc})")
+            self._failures.append(f"{ext.name}: {type(exc).__name__}: {exc}")
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
