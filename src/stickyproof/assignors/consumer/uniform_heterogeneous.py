@@ -312,11 +312,15 @@ class _State:
         self.sizes[member] += 1
 
 
-@cython.locals(sizes=list, members=list, keys=list)
+@cython.locals(sizes=list, members=list, keys=list, span=cython.Py_ssize_t)
 def _by_size(sizes: list[int], members: list[int]) -> list[int]:
-    """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone."""
-    keys = list(map(sizes.__getitem__, members))
-    return list(map(members.__getitem__, sorted(range(len(members)), key=keys.__getitem__)))
+    """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone.
+    Each member is one integer key, ``size * span + index``, so the sort compares plain ints
+    (no key function); sizes are never negative."""
+    span = len(sizes)
+    keys = [sizes[m] * span + m for m in members]
+    keys.sort()
+    return [k % span for k in keys]
 
 
 @cython.locals(count=cython.Py_ssize_t, level=cython.Py_ssize_t, prefix=cython.Py_ssize_t, left=cython.Py_ssize_t,
