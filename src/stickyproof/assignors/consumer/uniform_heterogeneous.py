@@ -171,7 +171,8 @@ class _State:
             self.subscribers[topic].sort()
         self.owners: dict[int, list[int]] = {}
         self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
-        self.targets: list[dict[int, set[int]]] = [{} for _ in spec.members]
+        # by member, by topic: partitions held, a set, or the spec's tuple while unchanged (_changing)
+        self.targets: list[dict[int, set[int] | tuple[int, ...]]] = [{} for _ in spec.members]
 
     def sort_topics(self, topics) -> list[int]:
         """``topicComparator``: partitions per subscriber descending, fewer subscribers, then the id."""
@@ -182,10 +183,14 @@ class _State:
 
         return sorted(topics, key=key)
 
-    @cython.locals(member=cython.Py_ssize_t, topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, row=list,
+    @cython.locals(topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, row=list,
                    sizes=list, owners=dict, mine=dict, held=set, subscribed_set=set)
     def maybe_revoke_partitions(self) -> None:
-        """Keep each member's target on topics it still subscribes to; drop the other topics."""
+        """Keep each member's target on topics it still subscribes to; drop the other topics.
+
+        A kept topic's partitions stay the spec's tuple until the member's share of it changes
+        (``_changing``): most of a settled group's targets never do, and a set per member and
+        topic cost more than the rest of the build. ``member`` stays one int object, stored as is."""
         owners = self.owners
         sizes = self.sizes
         for topic in self.subscribers:
@@ -203,7 +208,7 @@ class _State:
                 row = owners[topic]
                 for partition in partitions:
                     row[partition] = member
-                mine[topic] = set(partitions)
+                mine[topic] = partitions
                 held.add(topic)
         for topic, row in owners.items():
             self.free[topic] = list(compress(range(len(row)), map((-1).__eq__, row))) if topic in held else range(len(row))
@@ -222,11 +227,14 @@ class _State:
                 if rounds == 1:  # one partition each (a partial round, or a prefix that grows next round)
                     for member, partition in zip(takers, free[first:first + len(takers)]):
                         owners[partition] = member
-                        held = targets[member].get(topic)
+                        target = targets[member]
+                        held = target.get(topic)
                         if held is None:
-                            targets[member][topic] = {partition}
-                        else:
+                            target[topic] = {partition}
+                        elif type(held) is set:
                             held.add(partition)
+                        else:
+                            _changing(target, topic).add(partition)
                         sizes[member] += 1
                     continue
                 step = len(takers)
@@ -240,7 +248,7 @@ class _State:
                             owners[partition] = member
                     target = targets[member]
                     if topic in target:
-                        target[topic].update(taken)
+                        _changing(target, topic).update(taken)
                     else:
                         target[topic] = set(taken)
                     sizes[member] += rounds
@@ -301,15 +309,27 @@ class _State:
         owners = self.owners[topic]
         old = owners[partition]
         if old != -1:
-            parts = self.targets[old].get(topic)
-            if parts is not None:
+            if topic in self.targets[old]:
+                parts = _changing(self.targets[old], topic)
                 parts.discard(partition)
                 if not parts:
                     del self.targets[old][topic]
             self.sizes[old] -= 1
-        self.targets[member].setdefault(topic, set()).add(partition)
+        if topic in self.targets[member]:
+            _changing(self.targets[member], topic).add(partition)
+        else:
+            self.targets[member][topic] = {partition}
         owners[partition] = member
         self.sizes[member] += 1
+
+
+@cython.locals(target=dict)
+def _changing(target: dict[int, set[int] | tuple[int, ...]], topic: int) -> set[int]:
+    """A member's partitions of ``topic`` as a set it may change: a kept tuple becomes one, in place."""
+    held = target[topic]
+    if type(held) is not set:
+        held = target[topic] = set(held)
+    return held
 
 
 @cython.locals(sizes=list, members=list, keys=list, span=cython.Py_ssize_t)
