@@ -10,7 +10,7 @@ a subscriber of every topic; the heterogeneous path counts each topic's own subs
 
 from __future__ import annotations
 
-from itertools import compress, repeat
+from itertools import compress
 from typing import Sequence
 
 from ...errors import AssignorFailure
@@ -67,9 +67,9 @@ def _check_topics(counts: tuple, topics: Sequence[int]) -> None:
 
 
 @cython.locals(n=cython.Py_ssize_t, r=cython.Py_ssize_t, k=cython.Py_ssize_t, n_classes=cython.Py_ssize_t,
-               n_topics=cython.Py_ssize_t, quota=cython.Py_ssize_t, extra=cython.Py_ssize_t,
+               quota=cython.Py_ssize_t, extra=cython.Py_ssize_t,
                start=cython.Py_ssize_t, end=cython.Py_ssize_t, counts=tuple, class_quota=list, class_extra=list,
-               of_topic=list, ranges=list, given=list, targets=dict)
+               of_topic=list, ranges=list, given=list, targets=dict, ids=tuple)
 def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
     """Every member subscribes to the first sorted member's topics: every rank is the member's rank,
     so topics sharing (quota, extra) (a class) give each member the same range, one object."""
@@ -79,7 +79,6 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
     _check_topics(counts, topics)
     ids = spec.members[first].subscribed
     n = len(order)
-    n_topics = len(ids)
     classes: dict[tuple[int, int], int] = {}
     of_topic = [classes.setdefault(divmod(counts[t], n), len(classes)) for t in topics]
     class_quota = [c[0] for c in classes]
@@ -98,8 +97,9 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
             ranges.append(range(start, end))
             given.append(end > start)
         member_id = members[order[r]].member_id
-        if n_classes == 1:
-            targets[member_id] = list(zip(ids, repeat(ranges[0], n_topics))) if given[0] else []
+        if n_classes == 1:  # one loop building the pairs (compiled, cheaper than zip over repeat)
+            shared = ranges[0]
+            targets[member_id] = [(topic_id, shared) for topic_id in ids] if given[0] else []
         else:
             pairs = zip(ids, map(ranges.__getitem__, of_topic))
             targets[member_id] = list(compress(pairs, map(given.__getitem__, of_topic)))
