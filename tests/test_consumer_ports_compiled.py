@@ -3,8 +3,9 @@ pure-Python ports they are compiled from, raw output and order included; really 
 normal install; and never used once their ``.py`` has changed since the build.
 
 The compiled modules come from ``pip install -e .`` (scripts/setup.sh) or ``python setup.py
-build_ext --inplace``. Where none is built, the tests that need them skip, except under CI, where a
-missing build is a failure: CI installs the project as a user does, and the speed-up must be there.
+build_ext --inplace`` (setuptools >= 77). Where none is built, the tests that need them skip, except
+under CI, where a missing build is a failure: CI installs the project as a user does, and the
+speed-up must be there.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def ports_status() -> dict[str, str]:
     stale = [name for name, s in status.items() if s.startswith("stale")]
     if stale:
         _log.warning("stickyproof: compiled KIP-848 ports out of date (%s.py edited after the build): running them as "
-                     "pure Python; rebuild with pip install -e . or python setup.py build_ext --inplace",
+                     "pure Python; rebuild with pip install -e . (or setup.py build_ext --inplace, setuptools >= 77)",
                      ".py, ".join(stale))
     return status
 
