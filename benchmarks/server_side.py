@@ -21,7 +21,8 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   JIT half done, and the figure would then depend on which shapes ran before); the median of
   ``--iterations`` measured calls; JVM start, JSON and the ``GroupSpec`` building are not in it.
   ``java heap``: the JVM's used heap after the last call.
-- ``port s``: the port's assign call (``CONSUMER_GROUP_ASSIGNORS[name](spec)``) on the same
+- ``port s``: the port's assign call (``CONSUMER_GROUP_ASSIGNORS[name](spec)``: the ports compiled
+  by setup.py where they are built and current, the first line says whether) on the same
   group, one unmeasured call, then the median of ``--port-iterations`` calls, ``group_spec`` (the
   Python side of building the ``GroupSpec``) not in it; ``port MB``: the growth of peak resident
   memory over those calls, measured in a forked child so each shape starts afresh. ``ratio``:
@@ -32,6 +33,9 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   port pays for the collections its allocations set off, as the JVM's call pays for its GCs), the
   script's own heap frozen (``gc.freeze``) so that those collections do not trace it.
 - ``same``: whether the port's targets equal Kafka's on this group.
+- with ``--pure``, at the line's end: the pure-Python ports (``PURE_CONSUMER_GROUP_ASSIGNORS``)
+  timed the same way in a child of their own, wall and CPU, and whether their targets equal Kafka's
+  too: before and after compiling, in one run.
 - ``oracle s``: ``solve_consumer`` (balance, spread, racks, kept), its engine and whether the
   optimum is proven, in a forked child with its peak memory growth; skipped above
   ``--oracle-max-partitions``.
@@ -162,11 +166,12 @@ def _in_child(fn, *args):
     return out
 
 
-def _port_run(scenario, name: str, iterations: int):
-    from stickyproof.assignors.consumer import CONSUMER_GROUP_ASSIGNORS, group_spec, to_assignment
+def _port_run(scenario, name: str, iterations: int, pure: bool = False):
+    from stickyproof.assignors.consumer import (CONSUMER_GROUP_ASSIGNORS, PURE_CONSUMER_GROUP_ASSIGNORS, group_spec,
+                                                to_assignment)
 
     spec = group_spec(scenario)
-    fn = CONSUMER_GROUP_ASSIGNORS[name]
+    fn = (PURE_CONSUMER_GROUP_ASSIGNORS if pure else CONSUMER_GROUP_ASSIGNORS)[name]
     fn(spec)  # unmeasured, as the Java side's warm-up: first-touch allocations are not the assignor's
     # The benchmark's own heap (modules, OR-Tools, the scenario, the spec) out of the collector's
     # sight, as a generational JVM does not trace its old generation in a young collection: a full
@@ -210,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="Java warms up at least this long, with more calls than --warmup where those are quicker")
     parser.add_argument("--iterations", type=int, default=5, help="measured Java calls (JMH: 5)")
     parser.add_argument("--port-iterations", type=int, default=5, help="the port's measured calls (after one unmeasured); the median is shown")
+    parser.add_argument("--pure", action="store_true",
+                        help="also time the pure-Python ports (at the line's end), beside the compiled ones")
     parser.add_argument("--oracle-max-partitions", type=int, default=20000, help="skip the oracle above this many partitions (0: never run it)")
     parser.add_argument("--cpsat-seconds", type=float, default=20.0, help="bound on each CP-SAT stage of the oracle (groups too large for one flow)")
     parser.add_argument("--version", default=None, help="the Kafka release of the Java side (default: the kafka-java pin)")
@@ -227,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from ortools.graph.python import min_cost_flow  # noqa: F401  imported before the forks: no import in the timings
+    from stickyproof.assignors.consumer import ports_status
+
+    print(f"KIP-848 ports: {', '.join(f'{n} {s}' for n, s in ports_status().items())}")
 
     jars = {name: coordinator_assignor(name, args.version) for name in args.assignors}
     for jar in jars.values():
@@ -278,6 +288,10 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         port_s, same, port_txt = float("nan"), "-", port[1]
     else:
         port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", f"  port cpu s {port[2]:.6f}"
+    if args.pure:
+        pure, _ = _in_child(_port_run, scenario, name, args.port_iterations, True)
+        port_txt += (f"  pure: {pure[1]}" if pure[0] == "error" else
+                     f"  pure s {pure[0]:.6f} cpu s {pure[2]:.6f} same {'yes' if pure[1] == java_assignment else 'NO'}")
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
         oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)

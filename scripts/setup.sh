@@ -19,6 +19,8 @@ if [ ! -f "$stamp" ]; then
   echo "setup: installing stickyproof and its dependencies into .venv (first run takes a minute)" >&2
   .venv/bin/python -m pip install -q --upgrade pip >&2
   .venv/bin/python -m pip install -q -e '.[dev,peers]' >&2
+  # setup.py compiles the KIP-848 ports when it can; say once if they will run as pure Python
+  .venv/bin/python -c 'from stickyproof.assignors.consumer.compiled import ports_summary as s; t = s(); t == "compiled" or print("setup: KIP-848 ports:", t)' >&2 || true
   rm -f .venv/.stamp-*
   touch "$stamp"
 fi

@@ -48,13 +48,28 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
+class _Version(argparse.Action):
+    """``--version``: the release, and whether the KIP-848 ports run compiled (setup.py), looked up
+    only when asked so that ``--help`` stays fast."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and whether the KIP-848 ports run compiled, then exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..assignors.consumer.compiled import ports_summary
+
+        sys.stdout.write(f"stickyproof {__version__} (KIP-848 ports: {ports_summary()})\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _common.Parser(
         prog="stickyproof",
         description="stickyproof: grade Kafka consumer-group partition assignors against provably optimal "
         "assignments and protocol invariants. Exit codes: 0 ok, 1 a violation found, 2 bad input or usage (one line naming the field), 130 interrupted.",
     )
-    parser.add_argument("--version", action="version", version=f"stickyproof {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_common.Parser)
     for add in COMMANDS:
         add(sub)

@@ -10,14 +10,17 @@ a subscriber of every topic; the heterogeneous path counts each topic's own subs
 
 from __future__ import annotations
 
-from itertools import chain, compress, repeat
+from itertools import compress
 from typing import Sequence
-
-import numpy as np
 
 from ...errors import AssignorFailure
 from ...javaorder import java_string_key
 from .spec import HOMOGENEOUS, ConsumerGroupSpec, MemberSpec, TopicId
+
+try:
+    import cython
+except ImportError:  # no Cython at run time: the pure-Python port, its declarations inert
+    from . import _cython_shim as cython
 
 __all__ = ["assign_consumer_range", "sort_member_ids"]
 
@@ -46,83 +49,94 @@ def assign_consumer_range(spec: ConsumerGroupSpec) -> dict[str, list[tuple[Topic
 
     The member at rank ``r`` of a topic's ``n`` sorted subscribers gets ``[r * q + min(r, e), +q (+1
     while r < e))`` of its ``c`` partitions (``q, e = divmod(c, n)``): what Kafka's walk over the
-    sorted members hands out, computed for all members and topics at once."""
+    sorted members hands out, computed member by member in plain integer loops (compiled by
+    setup.py, where a call of 100 members costs tens of microseconds)."""
     if not spec.members:
         return {}
-    index = spec.index
     order = _sorted_order(spec.members)
-    counts = np.array(index.counts, dtype=np.int64)
     if spec.subscription_type == HOMOGENEOUS:
-        return _homogeneous(spec, order, counts)
-    return _heterogeneous(spec, order, counts)
+        return _homogeneous(spec, order)
+    return _heterogeneous(spec, order)
 
 
-def _check_topics(counts: np.ndarray, topics: np.ndarray) -> None:
-    if (counts[topics] == -1).any():
-        raise AssignorFailure("Member is subscribed to a non-existent topic", kafka_exception="PartitionAssignorException")
+@cython.locals(topic=cython.Py_ssize_t)
+def _check_topics(counts: tuple, topics: Sequence[int]) -> None:
+    for topic in topics:
+        if counts[topic] == -1:
+            raise AssignorFailure("Member is subscribed to a non-existent topic", kafka_exception="PartitionAssignorException")
 
 
-def _pairs(ids: Sequence[TopicId], starts: list[int], ends: list[int]) -> list[tuple[TopicId, range]]:
-    """One member's (topic, range) pairs, empty ranges left out; one ``range`` object shared by the
-    topics that give the member the same partitions (ranges are immutable)."""
-    size = len(ids)
-    if size and starts.count(starts[0]) == size and ends.count(ends[0]) == size:
-        return list(zip(ids, repeat(range(starts[0], ends[0]), size))) if ends[0] > starts[0] else []
-    pairs = zip(ids, map(range, starts, ends))
-    return list(compress(pairs, map(int.__lt__, starts, ends)))
-
-
-def _homogeneous(spec: ConsumerGroupSpec, order: list[int], counts: np.ndarray) -> dict[str, list[tuple[TopicId, range]]]:
+@cython.locals(n=cython.Py_ssize_t, r=cython.Py_ssize_t, k=cython.Py_ssize_t, n_classes=cython.Py_ssize_t,
+               quota=cython.Py_ssize_t, extra=cython.Py_ssize_t,
+               start=cython.Py_ssize_t, end=cython.Py_ssize_t, counts=tuple, class_quota=list, class_extra=list,
+               of_topic=list, ranges=list, given=list, targets=dict, ids=tuple)
+def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
     """Every member subscribes to the first sorted member's topics: every rank is the member's rank,
-    so topics sharing (quota, extra) give each member the same range."""
+    so topics sharing (quota, extra) (a class) give each member the same range, one object."""
     first = order[0]
-    topics = np.array(spec.index.subscribed[first], dtype=np.int64)
+    counts = spec.index.counts
+    topics = spec.index.subscribed[first]
     _check_topics(counts, topics)
     ids = spec.members[first].subscribed
-    quota, extra = np.divmod(counts[topics], len(order))
+    n = len(order)
     classes: dict[tuple[int, int], int] = {}
-    of_topic = [classes.setdefault(c, len(classes)) for c in zip(quota.tolist(), extra.tolist())]
-    cq = np.array([c[0] for c in classes], dtype=np.int64)
-    ce = np.array([c[1] for c in classes], dtype=np.int64)
-    rank = np.arange(len(order), dtype=np.int64)[:, None]
-    starts = rank * cq + np.minimum(rank, ce)
-    ends = starts + cq + (rank < ce)
-    starts_l, ends_l = starts.tolist(), ends.tolist()
+    of_topic = [classes.setdefault(divmod(counts[t], n), len(classes)) for t in topics]
+    class_quota = [c[0] for c in classes]
+    class_extra = [c[1] for c in classes]
+    n_classes = len(classes)
     members = spec.members
-    if len(classes) == 1:
-        n_topics = len(ids)
-        return {members[m].member_id: list(zip(ids, repeat(range(starts_l[r][0], ends_l[r][0]), n_topics)))
-                if ends_l[r][0] > starts_l[r][0] else [] for r, m in enumerate(order)}
     targets = {}
-    for r, m in enumerate(order):
-        ranges = list(map(range, starts_l[r], ends_l[r]))
-        given = list(map(int.__lt__, starts_l[r], ends_l[r]))
-        pairs = zip(ids, map(ranges.__getitem__, of_topic))
-        targets[members[m].member_id] = list(compress(pairs, map(given.__getitem__, of_topic)))
+    for r in range(n):
+        ranges = []
+        given = []
+        for k in range(n_classes):
+            quota = class_quota[k]
+            extra = class_extra[k]
+            start = r * quota + min(r, extra)
+            end = start + quota + (1 if r < extra else 0)
+            ranges.append(range(start, end))
+            given.append(end > start)
+        member_id = members[order[r]].member_id
+        if n_classes == 1:  # one loop building the pairs (compiled, cheaper than zip over repeat)
+            shared = ranges[0]
+            targets[member_id] = [(topic_id, shared) for topic_id in ids] if given[0] else []
+        else:
+            pairs = zip(ids, map(ranges.__getitem__, of_topic))
+            targets[member_id] = list(compress(pairs, map(given.__getitem__, of_topic)))
     return targets
 
 
-def _heterogeneous(spec: ConsumerGroupSpec, order: list[int], counts: np.ndarray) -> dict[str, list[tuple[TopicId, range]]]:
-    """Each topic's own subscribers, in sorted member order, over all (member, topic) pairs at once."""
-    subscriptions = [spec.index.subscribed[m] for m in order]
-    sizes = [len(s) for s in subscriptions]
-    topic = np.fromiter(chain.from_iterable(subscriptions), dtype=np.int64, count=sum(sizes))
-    _check_topics(counts, topic)
-    # A pair's rank among the topic's subscribers: pairs come in sorted member order, so a stable
-    # sort by topic lists each topic's subscribers in that order.
-    subscribers = np.bincount(topic, minlength=len(counts))
-    first_pair = np.cumsum(subscribers) - subscribers
-    by_topic = np.argsort(topic, kind="stable")
-    rank = np.empty_like(topic)
-    rank[by_topic] = np.arange(len(topic), dtype=np.int64) - first_pair[topic[by_topic]]
-    quota, extra = np.divmod(counts[topic], subscribers[topic])
-    starts = rank * quota + np.minimum(rank, extra)
-    ends = starts + quota + (rank < extra)
-    starts_l, ends_l = starts.tolist(), ends.tolist()
-    targets: dict[str, list[tuple[TopicId, range]]] = {}
-    at = 0
-    for m, size in zip(order, sizes):
-        member = spec.members[m]
-        targets[member.member_id] = _pairs(member.subscribed, starts_l[at:at + size], ends_l[at:at + size])
-        at += size
+@cython.locals(n_topics=cython.Py_ssize_t, topic=cython.Py_ssize_t, rank=cython.Py_ssize_t,
+               size=cython.Py_ssize_t, quota=cython.Py_ssize_t, extra=cython.Py_ssize_t, start=cython.Py_ssize_t,
+               end=cython.Py_ssize_t, counts=tuple, subscribers=list, taken=list, pairs=list, targets=dict,
+               subscribed=tuple)
+def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
+    """Each topic's own subscribers, in sorted member order: a member's rank on a topic is the
+    number of its subscribers sorted before it (``taken``)."""
+    counts = spec.index.counts
+    n_topics = len(counts)
+    subscribers = [0] * n_topics
+    for subscribed in spec.index.subscribed:
+        _check_topics(counts, subscribed)
+        for topic in subscribed:
+            subscribers[topic] += 1
+    taken = [0] * n_topics
+    targets = {}
+    members = spec.members
+    for m in order:
+        member = members[m]
+        subscribed = spec.index.subscribed[m]
+        ids = member.subscribed
+        pairs = []
+        for i, topic in enumerate(subscribed):
+            rank = taken[topic]
+            taken[topic] = rank + 1
+            size = subscribers[topic]
+            quota = counts[topic] // size
+            extra = counts[topic] % size
+            start = rank * quota + min(rank, extra)
+            end = start + quota + (1 if rank < extra else 0)
+            if end > start:
+                pairs.append((ids[i], range(start, end)))
+        targets[member.member_id] = pairs
     return targets

@@ -22,6 +22,11 @@ import numpy as np
 
 from .spec import ConsumerGroupSpec, TopicId
 
+try:
+    import cython
+except ImportError:  # no Cython at run time: the pure-Python port, its declarations inert
+    from . import _cython_shim as cython
+
 __all__ = ["build_heterogeneous", "MAX_ITERATION_COUNT"]
 
 MAX_ITERATION_COUNT = 16
@@ -42,10 +47,104 @@ def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId
     }
 
 
+@cython.cclass
+class _Balancer:
+    """``MemberAssignmentBalancer``: walks a topic's subscribers from least and most loaded ends,
+    reading the live target sizes (an assignment made between two calls counts)."""
+
+    sizes = cython.declare(list)
+    sorted = cython.declare(list)
+    least_end = cython.declare(cython.Py_ssize_t)
+    least_count = cython.declare(cython.Py_ssize_t)
+    next_least = cython.declare(cython.Py_ssize_t)
+    most_start = cython.declare(cython.Py_ssize_t)
+    most_end = cython.declare(cython.Py_ssize_t)
+    most_count = cython.declare(cython.Py_ssize_t)
+    next_most = cython.declare(cython.Py_ssize_t)
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+        self.sorted: list[int] = []
+        self.least_end = 0
+        self.least_count = -1
+        self.next_least = 0
+        self.most_start = 0
+        self.most_end = 0
+        self.most_count = 1
+        self.next_most = -1
+
+    @cython.locals(n=cython.Py_ssize_t, sizes=list)
+    def initialize(self, members: list[int]) -> int:
+        """Sort ``members`` (ascending indices, as ``_State.subscribers`` keeps them) by (size, index)."""
+        sizes = self.sizes
+        self.sorted = _by_size(sizes, members)
+        n = len(self.sorted)
+        self.least_end = 0
+        self.least_count = sizes[self.sorted[0]] - 1
+        self.next_least = 0
+        self.most_start = self.most_end = n
+        self.most_count = sizes[self.sorted[-1]] + 1
+        self.next_most = n - 1
+        return sizes[self.sorted[-1]] - sizes[self.sorted[0]]
+
+    @cython.ccall
+    @cython.returns(cython.Py_ssize_t)
+    @cython.locals(member=cython.Py_ssize_t)
+    def next_least_loaded(self) -> int:
+        if self.next_least >= self.least_end:
+            self.least_count += 1
+            while self.least_end < len(self.sorted) and self.sizes[self.sorted[self.least_end]] == self.least_count:
+                self.least_end += 1
+            self.next_least = 0
+        member = self.sorted[self.next_least]
+        self.next_least += 1
+        return member
+
+    @cython.ccall
+    @cython.returns(cython.Py_ssize_t)
+    @cython.locals(member=cython.Py_ssize_t)
+    def next_most_loaded(self) -> int:
+        if self.next_most < self.most_start:
+            if self.most_end <= self.most_start and self.most_start > 0:
+                self.most_count = self.sizes[self.sorted[self.most_start - 1]]
+            else:
+                self.most_count -= 1
+            while self.most_start > 0 and self.sizes[self.sorted[self.most_start - 1]] == self.most_count:
+                self.most_start -= 1
+            self.next_most = self.most_end - 1
+        if self.next_most < 0:
+            return -1
+        member = self.sorted[self.next_most]
+        self.next_most -= 1
+        return member
+
+    @cython.ccall
+    @cython.locals(i=cython.Py_ssize_t)
+    def exclude_most_loaded(self) -> None:
+        i = self.next_most + 1
+        self.sorted[i], self.sorted[self.most_end - 1] = self.sorted[self.most_end - 1], self.sorted[i]
+        self.most_end -= 1
+
+    @cython.ccall
+    @cython.returns(cython.bint)
+    def is_balanced(self) -> bool:
+        return self.most_count - self.least_count <= 1
+
+
+@cython.cclass
 class _State:
     """One ``build`` call's working state (Kafka's builder fields); nothing outlives the call.
     Topics are ``spec.index`` positions, members their index in ``memberIds()`` order, a topic's
-    owners a list by partition (-1: unassigned)."""
+    owners a list by partition (-1: unassigned). Compiled, a C struct of typed fields."""
+
+    spec = cython.declare(object)
+    counts = cython.declare(tuple)
+    order_key = cython.declare(tuple)
+    sizes = cython.declare(list)
+    subscribers = cython.declare(dict)
+    owners = cython.declare(dict)
+    free = cython.declare(dict)
+    targets = cython.declare(list)
 
     def __init__(self, spec: ConsumerGroupSpec) -> None:
         self.spec = spec
@@ -72,7 +171,8 @@ class _State:
             self.subscribers[topic].sort()
         self.owners: dict[int, list[int]] = {}
         self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
-        self.targets: list[dict[int, set[int]]] = [{} for _ in spec.members]
+        # by member, by topic: partitions held, a set, or the spec's tuple while unchanged (_changing)
+        self.targets: list[dict[int, set[int] | tuple[int, ...]]] = [{} for _ in spec.members]
 
     def sort_topics(self, topics) -> list[int]:
         """``topicComparator``: partitions per subscriber descending, fewer subscribers, then the id."""
@@ -83,9 +183,16 @@ class _State:
 
         return sorted(topics, key=key)
 
+    @cython.locals(topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, row=list,
+                   sizes=list, owners=dict, mine=dict, held=set, subscribed_set=set)
     def maybe_revoke_partitions(self) -> None:
-        """Keep each member's target on topics it still subscribes to; drop the other topics."""
+        """Keep each member's target on topics it still subscribes to; drop the other topics.
+
+        A kept topic's partitions stay the spec's tuple until the member's share of it changes
+        (``_changing``): most of a settled group's targets never do, and a set per member and
+        topic cost more than the rest of the build. ``member`` stays one int object, stored as is."""
         owners = self.owners
+        sizes = self.sizes
         for topic in self.subscribers:
             owners[topic] = [-1] * max(self.counts[topic], 0)
         held = set()
@@ -97,15 +204,18 @@ class _State:
             for topic, partitions in target:
                 if topic not in subscribed_set:
                     continue
-                self.sizes[member] += len(partitions)
+                sizes[member] += len(partitions)
                 row = owners[topic]
                 for partition in partitions:
                     row[partition] = member
-                mine[topic] = set(partitions)
+                mine[topic] = partitions
                 held.add(topic)
         for topic, row in owners.items():
             self.free[topic] = list(compress(range(len(row)), map((-1).__eq__, row))) if topic in held else range(len(row))
 
+    @cython.locals(rounds=cython.Py_ssize_t, first=cython.Py_ssize_t, step=cython.Py_ssize_t,
+                   stop=cython.Py_ssize_t, offset=cython.Py_ssize_t, whole=cython.bint, sizes=list, targets=list,
+                   owners=list, takers=list, target=dict)
     def assign_remaining_partitions(self) -> None:
         """Topic by topic, the free partitions go one by one to the least-loaded subscriber, whose
         size grows as it takes them (``MemberAssignmentBalancer``): dealt here a round at a time."""
@@ -117,11 +227,14 @@ class _State:
                 if rounds == 1:  # one partition each (a partial round, or a prefix that grows next round)
                     for member, partition in zip(takers, free[first:first + len(takers)]):
                         owners[partition] = member
-                        held = targets[member].get(topic)
+                        target = targets[member]
+                        held = target.get(topic)
                         if held is None:
-                            targets[member][topic] = {partition}
-                        else:
+                            target[topic] = {partition}
+                        elif type(held) is set:
                             held.add(partition)
+                        else:
+                            _changing(target, topic).add(partition)
                         sizes[member] += 1
                     continue
                 step = len(takers)
@@ -135,7 +248,7 @@ class _State:
                             owners[partition] = member
                     target = targets[member]
                     if topic in target:
-                        target[topic].update(taken)
+                        _changing(target, topic).update(taken)
                     else:
                         target[topic] = set(taken)
                     sizes[member] += rounds
@@ -145,6 +258,7 @@ class _State:
         if topics:
             self.balance_topics(self.sort_topics(topics))
 
+    @cython.locals(last=cython.Py_ssize_t, index=cython.Py_ssize_t, moved=cython.Py_ssize_t, balancer=_Balancer)
     def balance_topics(self, topics: list[int]) -> None:
         """Rounds over the topics until one passes the last topic that moved anything, at most 16."""
         last = -1
@@ -157,6 +271,9 @@ class _State:
                 if moved > 0 or last == -1:
                     last = index
 
+    @cython.locals(moved=cython.Py_ssize_t, most=cython.Py_ssize_t, least=cython.Py_ssize_t,
+                   partition=cython.Py_ssize_t, balancer=_Balancer, subscribers=list, loads=list, partitions=list,
+                   start=dict, end=dict)
     def balance_topic(self, topic: int, balancer: _Balancer) -> int:
         moved = 0
         subscribers = self.subscribers[topic]
@@ -186,27 +303,49 @@ class _State:
             moved += 1
         return moved
 
+    @cython.ccall
+    @cython.locals(partition=cython.Py_ssize_t, member=cython.Py_ssize_t, old=cython.Py_ssize_t, owners=list)
     def assign_partition(self, topic: int, partition: int, member: int) -> None:
         owners = self.owners[topic]
         old = owners[partition]
         if old != -1:
-            parts = self.targets[old].get(topic)
-            if parts is not None:
+            if topic in self.targets[old]:
+                parts = _changing(self.targets[old], topic)
                 parts.discard(partition)
                 if not parts:
                     del self.targets[old][topic]
             self.sizes[old] -= 1
-        self.targets[member].setdefault(topic, set()).add(partition)
+        if topic in self.targets[member]:
+            _changing(self.targets[member], topic).add(partition)
+        else:
+            self.targets[member][topic] = {partition}
         owners[partition] = member
         self.sizes[member] += 1
 
 
+@cython.locals(target=dict)
+def _changing(target: dict[int, set[int] | tuple[int, ...]], topic: int) -> set[int]:
+    """A member's partitions of ``topic`` as a set it may change: a kept tuple becomes one, in place."""
+    held = target[topic]
+    if type(held) is not set:
+        held = target[topic] = set(held)
+    return held
+
+
+@cython.locals(sizes=list, members=list, keys=list, span=cython.Py_ssize_t)
 def _by_size(sizes: list[int], members: list[int]) -> list[int]:
-    """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone."""
-    keys = list(map(sizes.__getitem__, members))
-    return list(map(members.__getitem__, sorted(range(len(members)), key=keys.__getitem__)))
+    """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone.
+    Each member is one integer key, ``size * span + index``, so the sort compares plain ints
+    (no key function); sizes are never negative."""
+    span = len(sizes)
+    keys = [sizes[m] * span + m for m in members]
+    keys.sort()
+    return [k % span for k in keys]
 
 
+@cython.locals(count=cython.Py_ssize_t, level=cython.Py_ssize_t, prefix=cython.Py_ssize_t, left=cython.Py_ssize_t,
+               first=cython.Py_ssize_t, room=cython.Py_ssize_t, full=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               order=list, start=list, blocks=list)
 def _deal(sizes: list[int], members: list[int], count: int) -> list[tuple[list[int], int, int]]:
     """Who takes each of ``count`` free partitions when each goes to ``next_least_loaded``.
 
@@ -218,12 +357,13 @@ def _deal(sizes: list[int], members: list[int], count: int) -> list[tuple[list[i
     ``rounds`` times over (a last partial round is a block of one round)."""
     order = _by_size(sizes, members)
     start = [sizes[m] for m in order]
-    blocks: list[tuple[list[int], int, int]] = []
+    n = len(order)
+    blocks = []
     level, prefix, left, first = start[0], 0, count, 0
     while left > 0:
-        while prefix < len(order) and start[prefix] <= level:
+        while prefix < n and start[prefix] <= level:
             prefix += 1
-        room = start[prefix] - level if prefix < len(order) else left  # rounds before the prefix grows
+        room = start[prefix] - level if prefix < n else left  # rounds before the prefix grows
         full = min(room, left // prefix)
         if full:
             blocks.append((order[:prefix], full, first))
@@ -235,65 +375,3 @@ def _deal(sizes: list[int], members: list[int], count: int) -> list[tuple[list[i
                 blocks.append((order[:left], 1, first))
             left = 0
     return blocks
-
-
-class _Balancer:
-    """``MemberAssignmentBalancer``: walks a topic's subscribers from least and most loaded ends,
-    reading the live target sizes (an assignment made between two calls counts)."""
-
-    def __init__(self, sizes: list[int]) -> None:
-        self.sizes = sizes
-        self.sorted: list[int] = []
-        self.least_end = 0
-        self.least_count = -1
-        self.next_least = 0
-        self.most_start = 0
-        self.most_end = 0
-        self.most_count = 1
-        self.next_most = -1
-
-    def initialize(self, members: list[int]) -> int:
-        """Sort ``members`` (ascending indices, as ``_State.subscribers`` keeps them) by (size, index)."""
-        sizes = self.sizes
-        self.sorted = _by_size(sizes, members)
-        n = len(self.sorted)
-        self.least_end = 0
-        self.least_count = sizes[self.sorted[0]] - 1
-        self.next_least = 0
-        self.most_start = self.most_end = n
-        self.most_count = sizes[self.sorted[-1]] + 1
-        self.next_most = n - 1
-        return sizes[self.sorted[-1]] - sizes[self.sorted[0]]
-
-    def next_least_loaded(self) -> int:
-        if self.next_least >= self.least_end:
-            self.least_count += 1
-            while self.least_end < len(self.sorted) and self.sizes[self.sorted[self.least_end]] == self.least_count:
-                self.least_end += 1
-            self.next_least = 0
-        member = self.sorted[self.next_least]
-        self.next_least += 1
-        return member
-
-    def next_most_loaded(self) -> int:
-        if self.next_most < self.most_start:
-            if self.most_end <= self.most_start and self.most_start > 0:
-                self.most_count = self.sizes[self.sorted[self.most_start - 1]]
-            else:
-                self.most_count -= 1
-            while self.most_start > 0 and self.sizes[self.sorted[self.most_start - 1]] == self.most_count:
-                self.most_start -= 1
-            self.next_most = self.most_end - 1
-        if self.next_most < 0:
-            return -1
-        member = self.sorted[self.next_most]
-        self.next_most -= 1
-        return member
-
-    def exclude_most_loaded(self) -> None:
-        i = self.next_most + 1
-        self.sorted[i], self.sorted[self.most_end - 1] = self.sorted[self.most_end - 1], self.sorted[i]
-        self.most_end -= 1
-
-    def is_balanced(self) -> bool:
-        return self.most_count - self.least_count <= 1

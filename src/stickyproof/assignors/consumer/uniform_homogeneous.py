@@ -22,6 +22,11 @@ import numpy as np
 from ...errors import AssignorFailure
 from .spec import ConsumerGroupSpec, SpecIndex, TopicId, hashset_copy_capacity, position_set_order
 
+try:
+    import cython
+except ImportError:  # no Cython at run time: the pure-Python port, its declarations inert
+    from . import _cython_shim as cython
+
 __all__ = ["build_homogeneous"]
 
 PARTITION_ASSIGNOR_EXCEPTION = "PartitionAssignorException"
@@ -51,23 +56,29 @@ def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True
     return targets
 
 
+@cython.locals(topic=cython.Py_ssize_t, count=cython.Py_ssize_t, total=cython.Py_ssize_t, n_held=cython.Py_ssize_t,
+               counts=tuple, assigned=tuple, unassigned=list)
 def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[list[Segment], int]:
     """Partitions no target holds (``isPartitionAssigned`` false), topic by topic in the set's order."""
-    unassigned: list[Segment] = []
+    unassigned = []
     total = 0
+    counts = index.counts
+    assigned = index.assigned
     for topic in subscribed:
-        count = index.counts[topic]
+        count = counts[topic]
         if count == -1:
             raise AssignorFailure(
                 f"Members are subscribed to topic {index.topics[topic]} which doesn't exist in the topic metadata.",
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
-        held = index.assigned[topic]
-        if len(held) and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
+        held = assigned[topic]
+        n_held = len(held)
+        if n_held and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
             held = held[(held >= 0) & (held < count)]
-        if len(held) == 0:
+            n_held = len(held)
+        if n_held == 0:
             free: Sequence[int] = range(count)
-        elif len(held) == count:  # distinct and in range: every partition held
+        elif n_held == count:  # distinct and in range: every partition held
             free = ()
         else:
             mask = np.ones(count, dtype=bool)
@@ -79,6 +90,11 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
     return unassigned, total
 
 
+@cython.locals(min_quota=cython.Py_ssize_t, remaining_extra=cython.Py_ssize_t, quota=cython.Py_ssize_t,
+               size=cython.Py_ssize_t, member_index=cython.Py_ssize_t, member_count=cython.Py_ssize_t,
+               topic=cython.Py_ssize_t, has_extra=cython.bint, kafka_18688_fixed=cython.bint, unchanged=cython.bint,
+               in_group=bytearray, targets=dict, unfilled=list, kept=list, kept_topics=list, topics=tuple, keep=list,
+               members=tuple, all_targets=tuple, target=tuple)
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
     subscribed: set[int],
@@ -90,24 +106,51 @@ def _maybe_revoke_partitions(
     """Each member keeps its target up to its quota; the rest joins ``unassigned`` (in set order).
 
     A target's topics the group no longer subscribes to are dropped whole. ``unfilled``: the members
-    under quota, with their quota left, their target and its lists by topic position."""
+    under quota, with their quota left, their target and its lists by topic position.
+
+    As Kafka copies a member's assignment only when it changes, a target kept whole by a member
+    that fills its quota is answered as the spec's own (topic id, partitions) pairs, in a new list:
+    the same partitions in the same order, without a list per topic (most members of a settled
+    group are such)."""
     topics = spec.index.topics
-    targets: dict[str, Target] = {}
-    unfilled: list[tuple[int, Target, dict[int, list[int]]]] = []
-    member_count = len(spec.members)
-    for member_index, (member, target) in enumerate(zip(spec.members, spec.index.targets)):
+    in_group = bytearray(len(topics))  # by topic position: subscribed by the group
+    for topic in subscribed:
+        in_group[topic] = 1
+    targets = {}
+    unfilled = []
+    members = spec.members
+    all_targets = spec.index.targets
+    member_count = len(members)
+    for member_index in range(member_count):
         quota = min_quota
         has_extra = False
         if remaining_extra > 0:
             quota += 1
             has_extra = True
-        kept: Target = []
-        by_topic: dict[int, list[int]] = {}
+        target = all_targets[member_index]
+        unchanged = True
+        size = 0
         for topic, partitions in target:
-            if topic not in subscribed:
+            if not in_group[topic]:
+                unchanged = False
+                break
+            size += len(partitions)
+        if unchanged and size <= quota:
+            quota -= size
+            if quota == 0:  # filled (give_up_extra needs quota left): nothing to extend later
+                if has_extra:
+                    remaining_extra -= 1
+                targets[members[member_index].member_id] = list(members[member_index].target)
                 continue
-            if len(partitions) <= quota:
-                quota -= len(partitions)
+            quota += size  # under quota: the general path below, whose lists later calls extend
+        kept = []
+        kept_topics = []
+        for topic, partitions in target:
+            if not in_group[topic]:
+                continue
+            size = len(partitions)
+            if size <= quota:
+                quota -= size
                 keep = list(partitions)
             else:
                 # Kafka keeps partitions while quota lasts and revokes the rest, in the set's order.
@@ -117,34 +160,40 @@ def _maybe_revoke_partitions(
                 if not keep:
                     continue
             kept.append((topics[topic], keep))
-            by_topic[topic] = keep
+            kept_topics.append(topic)
         if kafka_18688_fixed and give_up_extra(quota, has_extra, member_count - member_index, remaining_extra):
             quota -= 1
             has_extra = False
         if quota > 0:
-            unfilled.append((quota, kept, by_topic))
+            unfilled.append((quota, kept, dict(zip(kept_topics, [held for _, held in kept])) if kept else {}))
         if has_extra:
             remaining_extra -= 1
-        targets[member.member_id] = kept
+        targets[members[member_index].member_id] = kept
     return targets, unfilled
 
 
+@cython.locals(quota=cython.Py_ssize_t, has_extra=cython.bint, members_left=cython.Py_ssize_t,
+               remaining_extra=cython.Py_ssize_t)
 def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extra: int) -> bool:
     """KAFKA-18688's fix: a member that did not fill its ``minQuota + 1`` from what it holds leaves
     the extra partition to later members while more members remain (itself included) than extras."""
     return quota > 0 and has_extra and members_left > remaining_extra
 
 
+@cython.locals(remaining=cython.Py_ssize_t, segment=cython.Py_ssize_t, offset=cython.Py_ssize_t,
+               take=cython.Py_ssize_t, size=cython.Py_ssize_t, n_segments=cython.Py_ssize_t, topic=cython.Py_ssize_t)
 def _assign_remaining_partitions(
     topics: tuple[TopicId, ...], unfilled: list[tuple[int, Target, dict[int, list[int]]]], unassigned: list[Segment]
 ) -> None:
     """Deal ``unassigned`` in order to the members under quota, in ``memberIds()`` order: each takes
     the next ``remaining`` partitions, run by run (no run is empty)."""
     segment, offset = 0, 0
+    n_segments = len(unassigned)
     for remaining, target, by_topic in unfilled:
-        while remaining > 0 and segment < len(unassigned):
+        while remaining > 0 and segment < n_segments:
             topic, partitions = unassigned[segment]
-            take = min(remaining, len(partitions) - offset)
+            size = len(partitions)
+            take = min(remaining, size - offset)
             chunk = partitions[offset:offset + take]
             held = by_topic.get(topic)
             if held is None:
@@ -154,7 +203,7 @@ def _assign_remaining_partitions(
                 held.extend(chunk)
             remaining -= take
             offset += take
-            if offset == len(partitions):
+            if offset == size:
                 segment, offset = segment + 1, 0
-    if segment < len(unassigned):
+    if segment < n_segments:
         raise AssignorFailure("Partitions were left unassigned", kafka_exception=PARTITION_ASSIGNOR_EXCEPTION)
