@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up stickyproof in a project-local virtualenv (.venv) and make sure Java is there for Spark.
-# Idempotent: re-installs only when pyproject.toml changed. Sourced by scripts/main.sh and scripts/test.sh.
+# Idempotent: re-installs only when pyproject.toml, setup.py or a compiled port changed. Sourced by scripts/main.sh and scripts/test.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,7 +14,10 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $("$py" --version)" >&2
   "$py" -m venv .venv
 fi
-stamp=".venv/.stamp-$(sha256sum pyproject.toml | cut -c1-16)"
+# re-install when the dependencies change, or the KIP-848 ports setup.py compiles (a compiled port
+# whose source changed is not used: assignors/consumer/compiled.py)
+stamp=".venv/.stamp-$(cat pyproject.toml setup.py src/stickyproof/assignors/consumer/range.py \
+  src/stickyproof/assignors/consumer/uniform_h*.py | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing stickyproof and its dependencies into .venv (first run takes a minute)" >&2
   .venv/bin/python -m pip install -q --upgrade pip >&2
