@@ -67,7 +67,9 @@ COORDINATOR_RELEASES: tuple[CoordinatorRelease, ...] = (
          "KAFKA-20268"),
         "today's coordinator: KAFKA-16249's state machine with the fixes of KAFKA-16147, KAFKA-19449 and KAFKA-19233 "
         "(and, for online migration, KAFKA-20272 and KAFKA-20640, as in Kafka 4.4.0); a new group starts at epoch 1 "
-        "(KAFKA-20268)",
+        "(KAFKA-20268); every target computed at the bump, as a 4.4 broker does with KIP-1263's batching and offload "
+        "off (group.consumer.assignment.interval.ms=0, group.consumer.assignor.offload.enable=false; on by default, "
+        "not modelled)",
         kafka_20640_fixed=True, kafka_20272_fixed=True, kafka_20268_fixed=True,
     ),
     CoordinatorRelease(
