@@ -129,24 +129,14 @@ public final class LiveMember {
                         // the group every watch_ms (a target the next one replaced within that
                         // time is missed; the reader sees the gap in the epochs)
                         final Admin watching = admin;
-                        final String group = String.valueOf(cmd.get("group"));
-                        final long every = cmd.containsKey("watch_ms") ? (Long) cmd.get("watch_ms") : 100L;
-                        Thread watcher = new Thread(() -> watchGroup(watching, group, every), "group-watch");
-                        watcher.setDaemon(true);
-                        watcher.start();
-                        report("watching", "group", group);
+                        startWatch(cmd, "group-watch", "watching", (group, every) -> watchGroup(watching, group, every));
                         break;
                     }
                     case "watch-type": {
                         // migration runs: the group's type (classic/consumer), state, epochs and
                         // members as the admin's describe shows them, reported on every change
                         final Admin describing = admin;
-                        final String group = String.valueOf(cmd.get("group"));
-                        final long every = cmd.containsKey("watch_ms") ? (Long) cmd.get("watch_ms") : 100L;
-                        Thread watcher = new Thread(() -> watchType(describing, group, every), "type-watch");
-                        watcher.setDaemon(true);
-                        watcher.start();
-                        report("watching-type", "group", group);
+                        startWatch(cmd, "type-watch", "watching-type", (group, every) -> watchType(describing, group, every));
                         break;
                     }
                     case "delete-topic": {
@@ -455,6 +445,20 @@ public final class LiveMember {
     }
 
     @SuppressWarnings("unchecked")
+    /**
+     * Starts a daemon thread running {@code body(group, watch_ms)} (the command's {@code group} and
+     * {@code watch_ms}, 100 ms when absent) and reports {@code started} with the group.
+     */
+    private static void startWatch(Map<String, Object> cmd, String thread, String started,
+                                   java.util.function.BiConsumer<String, Long> body) {
+        final String group = String.valueOf(cmd.get("group"));
+        final long every = cmd.containsKey("watch_ms") ? (Long) cmd.get("watch_ms") : 100L;
+        Thread watcher = new Thread(() -> body.accept(group, every), thread);
+        watcher.setDaemon(true);
+        watcher.start();
+        report(started, "group", group);
+    }
+
     /**
      * Waits (up to 15 s) until the broker's metadata shows every topic with its partition count and a
      * leader for each partition: createTopics and createPartitions return once the controller has
