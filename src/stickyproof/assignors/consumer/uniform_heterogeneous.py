@@ -29,19 +29,6 @@ __all__ = ["build_heterogeneous", "MAX_ITERATION_COUNT"]
 MAX_ITERATION_COUNT = 16
 
 
-def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId, list[int]]]]:
-    """The new target of every member (``build``)."""
-    state = _State(spec)
-    if not state.subscribers:
-        return {}
-    state.maybe_revoke_partitions()
-    state.assign_remaining_partitions()
-    state.balance()
-    topics = spec.index.topics
-    return {
-        spec.members[i].member_id: [(topics[t], parts) for t, parts in target.items() if parts]
-        for i, target in enumerate(state.targets_out())
-    }
 
 
 @cython.cclass
@@ -188,7 +175,9 @@ class _State:
     sizes = cython.declare(cython.int[:])
     sizes_array = cython.declare(object)
     subscribers = cython.declare(dict)
-    base = cython.declare(dict)
+    subscribed_sets = cython.declare(list)
+    base = cython.declare(cython.int[:])
+    n_partitions = cython.declare(cython.int[:])
     owners = cython.declare(cython.int[:])
     owners_array = cython.declare(object)
     free = cython.declare(dict)
@@ -207,12 +196,17 @@ class _State:
         # Each topic's subscribers in member order, gathered per distinct subscription (groups
         # mostly share a few); the topics' order does not matter: every walk over topics sorts them
         # by topicComparator, a total order.
-        groups: dict[tuple[int, ...], list[int]] = {}
+        groups: dict[tuple[int, ...], tuple[list[int], set[int]]] = {}
+        self.subscribed_sets: list[set[int]] = []  # by member, one set per distinct subscription
         for member, subscribed in enumerate(index.subscribed):
-            groups.setdefault(subscribed, []).append(member)
+            group = groups.get(subscribed)
+            if group is None:
+                group = groups[subscribed] = ([], set(subscribed))
+            group[0].append(member)
+            self.subscribed_sets.append(group[1])
         self.subscribers: dict[int, list[int]] = {}
         merged = set()
-        for subscribed, members in groups.items():
+        for subscribed, (members, _) in groups.items():
             for topic in subscribed:
                 if topic in self.subscribers:
                     self.subscribers[topic].extend(members)
@@ -221,11 +215,13 @@ class _State:
                     self.subscribers[topic] = list(members)
         for topic in merged:
             self.subscribers[topic].sort()
-        self.base: dict[int, int] = {}
+        # by topic position: where its partitions start in ``owners``, and how many it has
+        self.base = array("i", [0]) * len(self.counts)
+        self.n_partitions = array("i", [max(c, 0) for c in self.counts])
         total = 0
         for topic in self.subscribers:
             self.base[topic] = total
-            total += max(self.counts[topic], 0)
+            total += self.n_partitions[topic]
         self.owners_array = array("i", [-1]) * total
         self.owners = self.owners_array
         # each topic's unassigned partitions once the targets are kept: how many, and where they
@@ -251,26 +247,23 @@ class _State:
     @cython.locals(topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, member=cython.Py_ssize_t,
                    off=cython.Py_ssize_t, n=cython.Py_ssize_t, p=cython.Py_ssize_t, previous=cython.int,
                    count=cython.Py_ssize_t, total=cython.Py_ssize_t, owners=cython.int[:], sizes=cython.int[:],
-                   free=cython.int[:], mine=dict,
-                   held=set, subscribed_set=set, partitions=tuple)
+                   free=cython.int[:], held=cython.int[:], base=cython.int[:], mine=dict, subscribed_set=set,
+                   partitions=tuple)
     def maybe_revoke_partitions(self) -> None:
         """Keep each member's target on topics it still subscribes to; drop the other topics.
         A partition outside the topic raises ``IndexError``, as Kafka's list would."""
-        owners, sizes = self.owners, self.sizes
-        held = set()
-        sets: dict[tuple[int, ...], set[int]] = {}  # one set per distinct subscription
-        for member, (subscribed, target) in enumerate(zip(self.spec.index.subscribed, self.spec.index.targets)):
+        owners, sizes, base = self.owners, self.sizes, self.base
+        held = array("i", [0]) * len(self.counts)  # by topic: whether some kept target holds it
+        for member, target in enumerate(self.spec.index.targets):
             if not target:
                 continue
-            subscribed_set = sets.get(subscribed)
-            if subscribed_set is None:
-                subscribed_set = sets[subscribed] = set(subscribed)
+            subscribed_set = self.subscribed_sets[member]
             mine = self.targets[member]
             for topic, partitions in target:
                 if topic not in subscribed_set:
                     continue
                 sizes[member] += len(partitions)
-                off, n = self.base[topic], max(self.counts[topic], 0)
+                off, n = base[topic], self.n_partitions[topic]
                 for partition in partitions:
                     if partition < 0 or partition >= n:
                         raise IndexError(f"partition {partition} of a topic with {n}")
@@ -279,11 +272,11 @@ class _State:
                         self.shared.setdefault((previous, topic), set()).add(partition)
                     owners[off + partition] = member
                 mine[topic] = len(partitions)
-                held.add(topic)
+                held[topic] = 1
         total = 0
         for topic in self.subscribers:
-            off, n = self.base[topic], max(self.counts[topic], 0)
-            if topic not in held:
+            off, n = base[topic], self.n_partitions[topic]
+            if not held[topic]:
                 self.free[topic] = (n, -1)  # every partition: positions among the free are partitions
                 continue
             count = 0
@@ -296,8 +289,8 @@ class _State:
         free = self.free_parts
         total = 0
         for topic in self.subscribers:
-            off, n = self.base[topic], max(self.counts[topic], 0)
-            if topic in held:
+            off, n = base[topic], self.n_partitions[topic]
+            if held[topic]:
                 for p in range(n):
                     if owners[off + p] == -1:
                         free[total] = p
@@ -371,7 +364,7 @@ class _State:
         if hi - lo <= 1:  # what initialize would answer, without its sort
             return moved
         balancer.initialize(subscribers)
-        scratch.by_owner(self.owners, self.base[topic], max(self.counts[topic], 0), subscribers)
+        scratch.by_owner(self.owners, self.base[topic], self.n_partitions[topic], subscribers)
         start, end, parts = scratch.start, scratch.end, scratch.parts
         while not balancer.is_balanced():
             most = balancer.next_most_loaded()
@@ -426,7 +419,7 @@ class _State:
         slots = [None] * len(targets)
         ints = _partition_ints(max(self.counts, default=0))
         for topic, subscribers in self.subscribers.items():
-            off, n = self.base[topic], max(self.counts[topic], 0)
+            off, n = self.base[topic], self.n_partitions[topic]
             for m in subscribers:
                 end[m] = 0
             for p in range(n):
@@ -451,6 +444,22 @@ class _State:
                 held = targets[m].get(topic)
                 targets[m][topic] = sorted((held if isinstance(held, list) else []) + list(extra))
         return targets
+
+
+@cython.locals(state=_State, topics=tuple, members=tuple, out=dict, target=dict, i=cython.Py_ssize_t)
+def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId, list[int]]]]:
+    """The new target of every member (``build``)."""
+    state = _State(spec)
+    if not state.subscribers:
+        return {}
+    state.maybe_revoke_partitions()
+    state.assign_remaining_partitions()
+    state.balance()
+    topics, members = spec.index.topics, spec.members
+    out = {}
+    for i, target in enumerate(state.targets_out()):
+        out[members[i].member_id] = [(topics[t], parts) for t, parts in target.items() if parts]
+    return out
 
 
 _INTS: list[int] = []
