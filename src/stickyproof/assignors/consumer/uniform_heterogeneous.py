@@ -317,12 +317,15 @@ class _State:
                 stop = first + rounds * step
                 for offset in range(first, first + step):
                     member = takers[offset - first]
+                    j = offset  # a while loop: a range with a variable step is a Python object when compiled
                     if whole:
-                        for j in range(offset, stop, step):
+                        while j < stop:
                             owners[off + j] = member
+                            j += step
                     else:
-                        for j in range(offset, stop, step):
+                        while j < stop:
                             owners[off + free[at + j]] = member
+                            j += step
                     target = targets[member]
                     target[topic] = target.get(topic, 0) + rounds
                     sizes[member] += rounds
@@ -476,11 +479,33 @@ def _partition_ints(n: int) -> list[int]:
 
 
 @cython.ccall
-@cython.locals(sizes=cython.int[:], members=list, keys=list, span=cython.Py_ssize_t)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(sizes=cython.int[:], members=list, keys=list, span=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               m=cython.Py_ssize_t, lo=cython.int, hi=cython.int, at=cython.int[:], out=list)
 def _by_size(sizes, members: list[int]) -> list[int]:
     """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone.
-    Each member is one integer key, ``size * span + index``, so the sort compares plain ints
-    (no key function); sizes are never negative."""
+    Sizes mostly span a few values: a counting sort over them, in C arrays. Otherwise each member
+    is one integer key, ``size * span + index``, so the sort compares plain ints (no key
+    function); sizes are never negative."""
+    n = len(members)
+    if not n:
+        return []
+    lo = hi = sizes[members[0]]
+    for m in members:
+        lo, hi = min(lo, sizes[m]), max(hi, sizes[m])
+    if hi - lo <= 4 * n:
+        at = array("i", [0]) * (hi - lo + 2)  # at[s - lo + 1]: how many members have size s, then where they start
+        for m in members:
+            at[sizes[m] - lo + 1] += 1
+        for m in range(1, hi - lo + 2):
+            at[m] += at[m - 1]
+        out = [None] * n
+        for member in members:
+            m = member
+            out[at[sizes[m] - lo]] = member
+            at[sizes[m] - lo] += 1
+        return out
     span = len(sizes)
     keys = [sizes[m] * span + m for m in members]
     keys.sort()
