@@ -7,7 +7,16 @@ __all__ = ["compiled", "int", "long", "Py_ssize_t", "bint", "double", "locals", 
            "inline", "declare", "final", "boundscheck", "wraparound", "returns", "exceptval"]
 
 compiled = False
-int = long = Py_ssize_t = bint = object
+
+
+class _CType:
+    """A C type's name; ``[:]`` on it (a typed memoryview) is the same inert name."""
+
+    def __getitem__(self, _item):
+        return self
+
+
+int = long = Py_ssize_t = bint = _CType()  # noqa: A001 - Cython's names
 double = float
 
 

@@ -15,10 +15,7 @@ partitions moved away from a member are its highest-numbered ones on that topic.
 
 from __future__ import annotations
 
-from itertools import compress
-from typing import Sequence
-
-import numpy as np
+from array import array
 
 from .spec import ConsumerGroupSpec, TopicId
 
@@ -32,19 +29,6 @@ __all__ = ["build_heterogeneous", "MAX_ITERATION_COUNT"]
 MAX_ITERATION_COUNT = 16
 
 
-def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId, list[int]]]]:
-    """The new target of every member (``build``)."""
-    state = _State(spec)
-    if not state.subscribers:
-        return {}
-    state.maybe_revoke_partitions()
-    state.assign_remaining_partitions()
-    state.balance()
-    topics = spec.index.topics
-    return {
-        spec.members[i].member_id: [(topics[t], sorted(parts)) for t, parts in target.items() if parts]
-        for i, target in enumerate(state.targets)
-    }
 
 
 @cython.cclass
@@ -52,7 +36,7 @@ class _Balancer:
     """``MemberAssignmentBalancer``: walks a topic's subscribers from least and most loaded ends,
     reading the live target sizes (an assignment made between two calls counts)."""
 
-    sizes = cython.declare(list)
+    sizes = cython.declare(cython.int[:])
     sorted = cython.declare(list)
     least_end = cython.declare(cython.Py_ssize_t)
     least_count = cython.declare(cython.Py_ssize_t)
@@ -62,7 +46,7 @@ class _Balancer:
     most_count = cython.declare(cython.Py_ssize_t)
     next_most = cython.declare(cython.Py_ssize_t)
 
-    def __init__(self, sizes: list[int]) -> None:
+    def __init__(self, sizes) -> None:
         self.sizes = sizes
         self.sorted: list[int] = []
         self.least_end = 0
@@ -73,7 +57,7 @@ class _Balancer:
         self.most_count = 1
         self.next_most = -1
 
-    @cython.locals(n=cython.Py_ssize_t, sizes=list)
+    @cython.locals(n=cython.Py_ssize_t, sizes=cython.int[:])
     def initialize(self, members: list[int]) -> int:
         """Sort ``members`` (ascending indices, as ``_State.subscribers`` keeps them) by (size, index)."""
         sizes = self.sizes
@@ -132,35 +116,97 @@ class _Balancer:
 
 
 @cython.cclass
+class _Scratch:
+    """C-int arrays by member (reused topic after topic) and by partition: a topic's partitions
+    grouped by owner, ascending within each, owner ``m``'s from ``start[m]`` to ``end[m]``."""
+
+    start = cython.declare(cython.int[:])
+    end = cython.declare(cython.int[:])
+    parts = cython.declare(cython.int[:])
+
+    def __init__(self, members: int) -> None:
+        self.start = array("i", [0]) * members
+        self.end = array("i", [0]) * members
+        self.parts = array("i", [0])
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(off=cython.Py_ssize_t, n=cython.Py_ssize_t, p=cython.Py_ssize_t, m=cython.Py_ssize_t,
+                   run=cython.int, owners=cython.int[:], start=cython.int[:], end=cython.int[:], parts=cython.int[:])
+    def by_owner(self, owners, off: int, n: int, subscribers: list) -> None:
+        """Group partitions ``off .. off + n`` of ``owners`` by owner (the topic's subscribers)."""
+        start, end = self.start, self.end
+        if len(self.parts) < n:
+            self.parts = array("i", [0]) * n
+        parts = self.parts
+        for m in subscribers:
+            start[m] = 0
+        for p in range(n):
+            if owners[off + p] != -1:
+                start[owners[off + p]] += 1
+        run = 0
+        for m in subscribers:
+            end[m] = run
+            run += start[m]
+            start[m] = end[m]
+        for p in range(n):
+            m = owners[off + p]
+            if m != -1:
+                parts[end[m]] = p
+                end[m] += 1
+
+
+@cython.cclass
 class _State:
     """One ``build`` call's working state (Kafka's builder fields); nothing outlives the call.
-    Topics are ``spec.index`` positions, members their index in ``memberIds()`` order, a topic's
-    owners a list by partition (-1: unassigned). Compiled, a C struct of typed fields."""
+    Topics are ``spec.index`` positions, members their index in ``memberIds()`` order.
+
+    Partitions live in flat C-int arrays, not in per-member sets: ``owners`` holds every subscribed
+    topic's partitions end to end (topic ``t`` from ``base[t]``; -1: unassigned) and ``sizes`` the
+    members' target sizes. A member's target is a dict of topic to how many partitions it holds
+    there, whose key order is the order Kafka's target map would list; the partitions themselves
+    are read off ``owners`` once, at the end (``targets_out``). A partition two kept targets claim
+    stays in the earlier claimants' targets without being theirs in ``owners`` (Kafka's map keeps
+    it in both sets): ``shared`` holds those, by (member, topic), and is empty in any real group."""
 
     spec = cython.declare(object)
     counts = cython.declare(tuple)
     order_key = cython.declare(tuple)
-    sizes = cython.declare(list)
+    sizes = cython.declare(cython.int[:])
+    sizes_array = cython.declare(object)
     subscribers = cython.declare(dict)
-    owners = cython.declare(dict)
+    subscribed_sets = cython.declare(list)
+    base = cython.declare(cython.int[:])
+    n_partitions = cython.declare(cython.int[:])
+    owners = cython.declare(cython.int[:])
+    owners_array = cython.declare(object)
     free = cython.declare(dict)
+    free_parts = cython.declare(cython.int[:])
+    order = cython.declare(list)
     targets = cython.declare(list)
+    shared = cython.declare(dict)
 
     def __init__(self, spec: ConsumerGroupSpec) -> None:
         self.spec = spec
         index = spec.index
         self.counts = index.counts
         self.order_key = index.order_key
-        self.sizes = [0] * len(spec.members)  # memberTargetAssignmentSizes, shared with the balancer
+        self.sizes_array = array("i", [0]) * len(spec.members)  # memberTargetAssignmentSizes, shared with the balancer
+        self.sizes = self.sizes_array
         # Each topic's subscribers in member order, gathered per distinct subscription (groups
         # mostly share a few); the topics' order does not matter: every walk over topics sorts them
         # by topicComparator, a total order.
-        groups: dict[tuple[int, ...], list[int]] = {}
+        groups: dict[tuple[int, ...], tuple[list[int], set[int]]] = {}
+        self.subscribed_sets: list[set[int]] = []  # by member, one set per distinct subscription
         for member, subscribed in enumerate(index.subscribed):
-            groups.setdefault(subscribed, []).append(member)
+            group = groups.get(subscribed)
+            if group is None:
+                group = groups[subscribed] = ([], set(subscribed))
+            group[0].append(member)
+            self.subscribed_sets.append(group[1])
         self.subscribers: dict[int, list[int]] = {}
         merged = set()
-        for subscribed, members in groups.items():
+        for subscribed, (members, _) in groups.items():
             for topic in subscribed:
                 if topic in self.subscribers:
                     self.subscribers[topic].extend(members)
@@ -169,133 +215,169 @@ class _State:
                     self.subscribers[topic] = list(members)
         for topic in merged:
             self.subscribers[topic].sort()
-        self.owners: dict[int, list[int]] = {}
-        self.free: dict[int, Sequence[int]] = {}  # each topic's unassigned partitions once the targets are kept
-        # by member, by topic: partitions held, a set, or the spec's tuple while unchanged (_changing)
-        self.targets: list[dict[int, set[int] | tuple[int, ...]]] = [{} for _ in spec.members]
+        # by topic position: where its partitions start in ``owners``, and how many it has
+        self.base = array("i", [0]) * len(self.counts)
+        self.n_partitions = array("i", [max(c, 0) for c in self.counts])
+        total = 0
+        for topic in self.subscribers:
+            self.base[topic] = total
+            total += self.n_partitions[topic]
+        self.owners_array = array("i", [-1]) * total
+        self.owners = self.owners_array
+        # each topic's unassigned partitions once the targets are kept: how many, and where they
+        # start in ``free_parts`` (-1: all of the topic's, positions among the free are partitions)
+        self.free: dict[int, tuple[int, int]] = {}
+        self.free_parts = array("i", [0])
+        self.order: list[int] = self.sort_topics()
+        self.targets: list[dict[int, int]] = [{} for _ in spec.members]  # by member: topic -> partitions held
+        self.shared: dict[tuple[int, int], set[int]] = {}
 
-    def sort_topics(self, topics) -> list[int]:
-        """``topicComparator``: partitions per subscriber descending, fewer subscribers, then the id."""
+    def sort_topics(self) -> list[int]:
+        """Every subscribed topic by ``topicComparator``: partitions per subscriber descending, fewer
+        subscribers, then the id. A total order, so the topics a walk needs are these, filtered."""
 
         def key(t: int):
             subs = len(self.subscribers[t])
             return (-(self.counts[t] / subs), subs, self.order_key[t])
 
-        return sorted(topics, key=key)
+        return sorted(self.subscribers, key=key)
 
-    @cython.locals(topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, row=list,
-                   sizes=list, owners=dict, mine=dict, held=set, subscribed_set=set)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(topic=cython.Py_ssize_t, partition=cython.Py_ssize_t, member=cython.Py_ssize_t,
+                   off=cython.Py_ssize_t, n=cython.Py_ssize_t, p=cython.Py_ssize_t, previous=cython.int,
+                   count=cython.Py_ssize_t, total=cython.Py_ssize_t, owners=cython.int[:], sizes=cython.int[:],
+                   free=cython.int[:], held=cython.int[:], base=cython.int[:], mine=dict, subscribed_set=set,
+                   partitions=tuple)
     def maybe_revoke_partitions(self) -> None:
         """Keep each member's target on topics it still subscribes to; drop the other topics.
-
-        A kept topic's partitions stay the spec's tuple until the member's share of it changes
-        (``_changing``): most of a settled group's targets never do, and a set per member and
-        topic cost more than the rest of the build. ``member`` stays one int object, stored as is."""
-        owners = self.owners
-        sizes = self.sizes
-        for topic in self.subscribers:
-            owners[topic] = [-1] * max(self.counts[topic], 0)
-        held = set()
-        for member, (subscribed, target) in enumerate(zip(self.spec.index.subscribed, self.spec.index.targets)):
+        A partition outside the topic raises ``IndexError``, as Kafka's list would."""
+        owners, sizes, base = self.owners, self.sizes, self.base
+        held = array("i", [0]) * len(self.counts)  # by topic: whether some kept target holds it
+        for member, target in enumerate(self.spec.index.targets):
             if not target:
                 continue
-            subscribed_set = set(subscribed)
+            subscribed_set = self.subscribed_sets[member]
             mine = self.targets[member]
             for topic, partitions in target:
                 if topic not in subscribed_set:
                     continue
                 sizes[member] += len(partitions)
-                row = owners[topic]
+                off, n = base[topic], self.n_partitions[topic]
                 for partition in partitions:
-                    row[partition] = member
-                mine[topic] = partitions
-                held.add(topic)
-        for topic, row in owners.items():
-            self.free[topic] = list(compress(range(len(row)), map((-1).__eq__, row))) if topic in held else range(len(row))
+                    if partition < 0 or partition >= n:
+                        raise IndexError(f"partition {partition} of a topic with {n}")
+                    previous = owners[off + partition]
+                    if previous != -1:
+                        self.shared.setdefault((previous, topic), set()).add(partition)
+                    owners[off + partition] = member
+                mine[topic] = len(partitions)
+                held[topic] = 1
+        total = 0
+        for topic in self.subscribers:
+            off, n = base[topic], self.n_partitions[topic]
+            if not held[topic]:
+                self.free[topic] = (n, -1)  # every partition: positions among the free are partitions
+                continue
+            count = 0
+            for p in range(n):
+                if owners[off + p] == -1:
+                    count += 1
+            self.free[topic] = (count, total)
+            total += count
+        self.free_parts = array("i", [0]) * total
+        free = self.free_parts
+        total = 0
+        for topic in self.subscribers:
+            off, n = base[topic], self.n_partitions[topic]
+            if held[topic]:
+                for p in range(n):
+                    if owners[off + p] == -1:
+                        free[total] = p
+                        total += 1
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     @cython.locals(rounds=cython.Py_ssize_t, first=cython.Py_ssize_t, step=cython.Py_ssize_t,
-                   stop=cython.Py_ssize_t, offset=cython.Py_ssize_t, whole=cython.bint, sizes=list, targets=list,
-                   owners=list, takers=list, target=dict)
+                   stop=cython.Py_ssize_t, offset=cython.Py_ssize_t, j=cython.Py_ssize_t, off=cython.Py_ssize_t,
+                   count=cython.Py_ssize_t, at=cython.Py_ssize_t, whole=cython.bint, member=cython.int, sizes=cython.int[:], owners=cython.int[:], free=cython.int[:], targets=list,
+                   takers=list, target=dict)
     def assign_remaining_partitions(self) -> None:
         """Topic by topic, the free partitions go one by one to the least-loaded subscriber, whose
         size grows as it takes them (``MemberAssignmentBalancer``): dealt here a round at a time."""
-        sizes, targets = self.sizes, self.targets
-        for topic in self.sort_topics(t for t, free in self.free.items() if free):
-            free, owners = self.free[topic], self.owners[topic]
-            whole = isinstance(free, range)  # every partition: positions in ``free`` are partitions
-            for takers, rounds, first in _deal(sizes, self.subscribers[topic], len(free)):
-                if rounds == 1:  # one partition each (a partial round, or a prefix that grows next round)
-                    for member, partition in zip(takers, free[first:first + len(takers)]):
-                        owners[partition] = member
-                        target = targets[member]
-                        held = target.get(topic)
-                        if held is None:
-                            target[topic] = {partition}
-                        elif type(held) is set:
-                            held.add(partition)
-                        else:
-                            _changing(target, topic).add(partition)
-                        sizes[member] += 1
-                    continue
+        sizes, targets, owners = self.sizes, self.targets, self.owners
+        free = self.free_parts
+        for topic in self.order:
+            count, at = self.free[topic]
+            if not count:
+                continue
+            off, whole = self.base[topic], at == -1
+            for takers, rounds, first in _deal(sizes, self.subscribers[topic], count):
                 step = len(takers)
                 stop = first + rounds * step
-                for offset, member in enumerate(takers, first):
-                    taken = free[offset:stop:step]
+                for offset in range(first, first + step):
+                    member = takers[offset - first]
+                    j = offset  # a while loop: a range with a variable step is a Python object when compiled
                     if whole:
-                        owners[offset:stop:step] = [member] * rounds
+                        while j < stop:
+                            owners[off + j] = member
+                            j += step
                     else:
-                        for partition in taken:
-                            owners[partition] = member
+                        while j < stop:
+                            owners[off + free[at + j]] = member
+                            j += step
                     target = targets[member]
-                    if topic in target:
-                        _changing(target, topic).update(taken)
-                    else:
-                        target[topic] = set(taken)
+                    target[topic] = target.get(topic, 0) + rounds
                     sizes[member] += rounds
 
     def balance(self) -> None:
-        topics = [t for t in self.subscribers if len(self.subscribers[t]) >= 2]
+        topics = [t for t in self.order if len(self.subscribers[t]) >= 2]
         if topics:
-            self.balance_topics(self.sort_topics(topics))
+            self.balance_topics(topics)
 
     @cython.locals(last=cython.Py_ssize_t, index=cython.Py_ssize_t, moved=cython.Py_ssize_t, balancer=_Balancer)
     def balance_topics(self, topics: list[int]) -> None:
         """Rounds over the topics until one passes the last topic that moved anything, at most 16."""
         last = -1
-        balancer = _Balancer(self.sizes)
+        balancer = _Balancer(self.sizes_array)
+        scratch = _Scratch(len(self.targets))
         for _ in range(MAX_ITERATION_COUNT):
             for index, topic in enumerate(topics):
                 if index == last:
                     return
-                moved = self.balance_topic(topic, balancer)
+                moved = self.balance_topic(topic, balancer, scratch)
                 if moved > 0 or last == -1:
                     last = index
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     @cython.locals(moved=cython.Py_ssize_t, most=cython.Py_ssize_t, least=cython.Py_ssize_t,
-                   partition=cython.Py_ssize_t, balancer=_Balancer, subscribers=list, loads=list, partitions=list,
-                   start=dict, end=dict)
-    def balance_topic(self, topic: int, balancer: _Balancer) -> int:
+                   partition=cython.Py_ssize_t, lo=cython.int, hi=cython.int, m=cython.Py_ssize_t,
+                   balancer=_Balancer, scratch=_Scratch, subscribers=list, sizes=cython.int[:],
+                   start=cython.int[:], end=cython.int[:], parts=cython.int[:])
+    def balance_topic(self, topic: int, balancer: _Balancer, scratch: _Scratch) -> int:
+        """Moves partitions from the topic's most-loaded subscribers to its least-loaded ones; a
+        giver gives its highest-numbered partitions of the topic as they stood when the topic began."""
         moved = 0
         subscribers = self.subscribers[topic]
-        loads = list(map(self.sizes.__getitem__, subscribers))
-        if max(loads) - min(loads) <= 1:  # what initialize would answer, without its sort
+        sizes = self.sizes
+        lo = hi = sizes[subscribers[0]]
+        for m in subscribers:
+            lo, hi = min(lo, sizes[m]), max(hi, sizes[m])
+        if hi - lo <= 1:  # what initialize would answer, without its sort
             return moved
         balancer.initialize(subscribers)
-        owners = np.array(self.owners[topic], dtype=np.int64)
-        by_owner = np.argsort(owners, kind="stable")  # by (owner, partition)
-        holders, first, held = np.unique(owners[by_owner], return_index=True, return_counts=True)
-        partitions = by_owner.tolist()
-        start = dict(zip(holders.tolist(), first.tolist()))
-        end = dict(zip(holders.tolist(), (first + held).tolist()))
+        scratch.by_owner(self.owners, self.base[topic], self.n_partitions[topic], subscribers)
+        start, end, parts = scratch.start, scratch.end, scratch.parts
         while not balancer.is_balanced():
             most = balancer.next_most_loaded()
-            while not (most == -1 or (most in end and end[most] - start[most] > 0)):
+            while not (most == -1 or end[most] - start[most] > 0):
                 balancer.exclude_most_loaded()
                 most = balancer.next_most_loaded()
             if most == -1:
                 break
             end[most] -= 1
-            partition = partitions[end[most]]
+            partition = parts[end[most]]
             least = balancer.next_least_loaded()
             if balancer.is_balanced():
                 break
@@ -304,49 +386,137 @@ class _State:
         return moved
 
     @cython.ccall
-    @cython.locals(partition=cython.Py_ssize_t, member=cython.Py_ssize_t, old=cython.Py_ssize_t, owners=list)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(partition=cython.Py_ssize_t, member=cython.Py_ssize_t, old=cython.Py_ssize_t,
+                   off=cython.Py_ssize_t, held=cython.Py_ssize_t, target=dict, extra=set)
     def assign_partition(self, topic: int, partition: int, member: int) -> None:
-        owners = self.owners[topic]
-        old = owners[partition]
+        off = self.base[topic]
+        old = self.owners[off + partition]
         if old != -1:
-            if topic in self.targets[old]:
-                parts = _changing(self.targets[old], topic)
-                parts.discard(partition)
-                if not parts:
-                    del self.targets[old][topic]
+            target = self.targets[old]
+            held = target[topic] - 1
+            if held:
+                target[topic] = held
+            else:
+                del target[topic]
             self.sizes[old] -= 1
-        if topic in self.targets[member]:
-            _changing(self.targets[member], topic).add(partition)
+        target = self.targets[member]
+        extra = self.shared.get((member, topic)) if self.shared else None
+        if extra is not None and partition in extra:
+            extra.discard(partition)  # already in its target (a shared claim): now its own
         else:
-            self.targets[member][topic] = {partition}
-        owners[partition] = member
+            target[topic] = target.get(topic, 0) + 1
+        self.owners[off + partition] = member
         self.sizes[member] += 1
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(topic=cython.Py_ssize_t, off=cython.Py_ssize_t, n=cython.Py_ssize_t, p=cython.Py_ssize_t,
+                   m=cython.Py_ssize_t, owners=cython.int[:], end=cython.int[:], slots=list, row=list,
+                   targets=list, ints=list)
+    def targets_out(self) -> list:
+        """Each member's target, a dict of topic to its partitions ascending, in Kafka's key order."""
+        owners, targets = self.owners, self.targets
+        end = array("i", [0]) * len(targets)  # by member: how many of the topic it holds, then filled
+        slots = [None] * len(targets)
+        ints = _partition_ints(max(self.counts, default=0))
+        for topic, subscribers in self.subscribers.items():
+            off, n = self.base[topic], self.n_partitions[topic]
+            for m in subscribers:
+                end[m] = 0
+            for p in range(n):
+                if owners[off + p] != -1:
+                    end[owners[off + p]] += 1
+            for m in subscribers:
+                if end[m]:
+                    slots[m] = [0] * end[m]
+                    end[m] = 0
+            for p in range(n):
+                m = owners[off + p]
+                if m != -1:
+                    row = slots[m]
+                    row[end[m]] = ints[p]
+                    end[m] += 1
+            for m in subscribers:
+                if end[m]:
+                    targets[m][topic] = slots[m]
+                    slots[m] = None
+        for (m, topic), extra in self.shared.items():
+            if extra:
+                held = targets[m].get(topic)
+                targets[m][topic] = sorted((held if isinstance(held, list) else []) + list(extra))
+        return targets
 
-@cython.locals(target=dict)
-def _changing(target: dict[int, set[int] | tuple[int, ...]], topic: int) -> set[int]:
-    """A member's partitions of ``topic`` as a set it may change: a kept tuple becomes one, in place."""
-    held = target[topic]
-    if type(held) is not set:
-        held = target[topic] = set(held)
-    return held
+
+@cython.locals(state=_State, topics=tuple, members=tuple, out=dict, target=dict, i=cython.Py_ssize_t)
+def build_heterogeneous(spec: ConsumerGroupSpec) -> dict[str, list[tuple[TopicId, list[int]]]]:
+    """The new target of every member (``build``)."""
+    state = _State(spec)
+    if not state.subscribers:
+        return {}
+    state.maybe_revoke_partitions()
+    state.assign_remaining_partitions()
+    state.balance()
+    topics, members = spec.index.topics, spec.members
+    out = {}
+    for i, target in enumerate(state.targets_out()):
+        out[members[i].member_id] = [(topics[t], parts) for t, parts in target.items() if parts]
+    return out
 
 
-@cython.locals(sizes=list, members=list, keys=list, span=cython.Py_ssize_t)
-def _by_size(sizes: list[int], members: list[int]) -> list[int]:
+_INTS: list[int] = []
+
+
+def _partition_ints(n: int) -> list[int]:
+    """``0 .. n - 1`` (at least) as one list of int objects kept between calls: every target's
+    partition numbers are these objects, not fresh ones (ints are immutable; a group's partitions
+    are mostly past CPython's small-int cache, and allocating and freeing an int per partition
+    per call cost more than the rest of the output)."""
+    if len(_INTS) < n:
+        _INTS.extend(range(len(_INTS), n))
+    return _INTS
+
+
+@cython.ccall
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(sizes=cython.int[:], members=list, keys=list, span=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               m=cython.Py_ssize_t, lo=cython.int, hi=cython.int, at=cython.int[:], out=list)
+def _by_size(sizes, members: list[int]) -> list[int]:
     """``members`` (ascending indices) sorted by (size, index): a stable sort by size alone.
-    Each member is one integer key, ``size * span + index``, so the sort compares plain ints
-    (no key function); sizes are never negative."""
+    Sizes mostly span a few values: a counting sort over them, in C arrays. Otherwise each member
+    is one integer key, ``size * span + index``, so the sort compares plain ints (no key
+    function); sizes are never negative."""
+    n = len(members)
+    if not n:
+        return []
+    lo = hi = sizes[members[0]]
+    for m in members:
+        lo, hi = min(lo, sizes[m]), max(hi, sizes[m])
+    if hi - lo <= 4 * n:
+        at = array("i", [0]) * (hi - lo + 2)  # at[s - lo + 1]: how many members have size s, then where they start
+        for m in members:
+            at[sizes[m] - lo + 1] += 1
+        for m in range(1, hi - lo + 2):
+            at[m] += at[m - 1]
+        out = [None] * n
+        for member in members:
+            m = member
+            out[at[sizes[m] - lo]] = member
+            at[sizes[m] - lo] += 1
+        return out
     span = len(sizes)
     keys = [sizes[m] * span + m for m in members]
     keys.sort()
     return [k % span for k in keys]
 
 
+@cython.ccall
 @cython.locals(count=cython.Py_ssize_t, level=cython.Py_ssize_t, prefix=cython.Py_ssize_t, left=cython.Py_ssize_t,
                first=cython.Py_ssize_t, room=cython.Py_ssize_t, full=cython.Py_ssize_t, n=cython.Py_ssize_t,
-               order=list, start=list, blocks=list)
-def _deal(sizes: list[int], members: list[int], count: int) -> list[tuple[list[int], int, int]]:
+               sizes=cython.int[:], order=list, start=list, blocks=list)
+def _deal(sizes, members: list[int], count: int) -> list[tuple[list[int], int, int]]:
     """Who takes each of ``count`` free partitions when each goes to ``next_least_loaded``.
 
     The balancer sorts the subscribers by (size, index) and walks levels from the smallest size up:
