@@ -379,7 +379,8 @@ def _empty_first_target(scenario: Scenario, live: Any) -> "_EmptyTarget | None":
     """The members' states at the lowest target epoch the admin saw them at, when every one of them had
     an empty target there though some member subscribes to a topic with partitions (the first target
     of a forming group a KIP-1263 broker computed after its batch: see the caller)."""
-    seen = [s for s in live.member_states if s.target_epoch is not None and s.target_epoch > 0]
+    # epoch 1 is a new group's empty target on Kafka 4.4 and in the simulator alike (KAFKA-20268)
+    seen = [s for s in live.member_states if s.target_epoch is not None and s.target_epoch > 1]
     if not seen or not any(t.partitions for t in scenario.topics for m in scenario.members if t.name in m.topics):
         return None
     first = min(s.target_epoch for s in seen)
