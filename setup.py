@@ -1,9 +1,12 @@
 """Compiles the KIP-848 server-side ports with Cython, in pure-Python mode, when it can.
 
 The ports' ``.py`` files stay the one source: each is copied to ``build/cython-src`` as
-``_compiled_<name>.py`` with its sha256 appended (``SOURCE_SHA256``) and compiled under that name,
-beside the pure module. ``assignors/consumer/compiled.py`` imports a compiled module only while the
-hash matches the ``.py`` on disk, so an edited port never runs stale. If Cython or the C compiler
+``_compiled_<name>.py`` with the sha256 of that source and ``ports.pxd`` appended (``SOURCE_SHA256``),
+``ports.pxd`` copied as its augmenting ``.pxd`` (the C API names the ports use compiled; under
+``build/cython-pxd``, laid out by package, where Cython looks a module's own ``.pxd`` up by its
+qualified name), and compiled under that name, beside the pure module.
+``assignors/consumer/compiled.py`` imports a compiled module only while the hash matches the
+``.py`` and ``ports.pxd`` on disk, so an edited port never runs stale. If Cython or the C compiler
 fails, the install goes on with the pure-Python ports, saying so in one line.
 """
 
@@ -22,6 +25,7 @@ PACKAGE_DIR = ROOT / "src" / "stickyproof" / "assignors" / "consumer"
 # The same list as compiled.PORTS (tests/test_consumer_ports_compiled.py holds them equal).
 PORTS = ("range", "uniform_homogeneous", "uniform_heterogeneous", "uniform_heterogeneous_3_9")
 COPIES = ROOT / "build" / "cython-src"
+DECLARATIONS = ROOT / "build" / "cython-pxd"
 
 
 def _note(message: str) -> None:
@@ -29,11 +33,17 @@ def _note(message: str) -> None:
 
 
 def _copy(name: str) -> Path:
-    """``<name>.py`` as ``_compiled_<name>.py`` under build/, its sha256 recorded at the end."""
+    """``<name>.py`` as ``_compiled_<name>.py`` under build/, the sha256 of it and ``ports.pxd``
+    recorded at the end (``compiled.source_sha256``), ``ports.pxd`` as its ``_compiled_<name>.pxd``."""
     source = (PACKAGE_DIR / f"{name}.py").read_bytes()
-    digest = hashlib.sha256(source).hexdigest()
+    declarations = (PACKAGE_DIR / "ports.pxd").read_bytes()
+    digest = hashlib.sha256(source + declarations).hexdigest()
     target = COPIES / f"_compiled_{name}.py"
     target.parent.mkdir(parents=True, exist_ok=True)
+    pxd = DECLARATIONS.joinpath(*PACKAGE.split("."), f"_compiled_{name}.pxd")
+    pxd.parent.mkdir(parents=True, exist_ok=True)
+    if not pxd.exists() or pxd.read_bytes() != declarations:
+        pxd.write_bytes(declarations)
     text = source.decode("utf-8") + f'\nSOURCE_SHA256 = "{digest}"\n'
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
@@ -49,6 +59,7 @@ def _extensions() -> list:
     try:
         modules = [Extension(f"{PACKAGE}._compiled_{name}", [str(_copy(name).relative_to(ROOT))]) for name in PORTS]
         return cythonize(modules, language_level=3, quiet=True, build_dir=str(ROOT / "build" / "cython-c"),
+                         include_path=[str(DECLARATIONS)],
                          compiler_directives={"annotation_typing": False, "binding": False})
     except Exception as exc:  # noqa: BLE001 - any failure leaves the pure ports, said once
         _note(f"cythonizing the ports failed ({type(exc).__name__}: {exc})")

@@ -19,13 +19,17 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   iterations): at least ``--warmup`` of them and, where those take less than ``--warmup-seconds``,
   as many more as fill that time (JMH warms up for seconds; five calls of a millisecond leave the
   JIT half done, and the figure would then depend on which shapes ran before); the median of
-  ``--iterations`` measured calls; JVM start, JSON and the ``GroupSpec`` building are not in it.
+  ``--iterations`` measured calls in each of ``--rounds`` rounds (the JIT's warm-up in the first);
+  JVM start, JSON and the ``GroupSpec`` building are not in it.
   ``java heap``: the JVM's used heap after the last call.
 - ``port s``: the port's assign call (``CONSUMER_GROUP_ASSIGNORS[name](spec)``: the ports compiled
   by setup.py where they are built and current, the first line says whether) on the same
-  group, one unmeasured call, then the median of ``--port-iterations`` calls, ``group_spec`` (the
-  Python side of building the ``GroupSpec``) not in it; ``port MB``: the growth of peak resident
-  memory over those calls, measured in a forked child so each shape starts afresh. ``ratio``:
+  group, in a forked child after each round's Java calls: one unmeasured call, then
+  ``--port-iterations`` measured; the median over every round, ``group_spec`` (the Python side of
+  building the ``GroupSpec``) not in it. The rounds interleave the two sides, so that both meet the
+  same moments of a machine whose speed drifts (on a shared 2-core machine the same call's time
+  moves by up to 1.8x from one second to the next). ``port MB``: the largest growth of peak
+  resident memory over a round's calls (each child starts afresh). ``ratio``:
   port s / java s (the target: <= 5). ``port cpu s`` (at the line's end): the same calls' median
   thread CPU time, which shows how much of ``port s`` a loaded machine's preemption added (a call
   of a millisecond, as Java's are, is rarely preempted; one of tens of milliseconds is). Both ``java
@@ -188,7 +192,7 @@ def _port_run(scenario, name: str, iterations: int, pure: bool = False):
         seconds.append(time.perf_counter() - started)
         cpu.append(time.thread_time() - started_cpu)
     gc.unfreeze()
-    return statistics.median(seconds), to_assignment(spec, targets, [m.id for m in scenario.members]), statistics.median(cpu)
+    return seconds, to_assignment(spec, targets, [m.id for m in scenario.members]), cpu
 
 
 def _oracle_run(scenario, cpsat_seconds):
@@ -214,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup-seconds", type=float, default=2.0,
                         help="Java warms up at least this long, with more calls than --warmup where those are quicker")
     parser.add_argument("--iterations", type=int, default=5, help="measured Java calls (JMH: 5)")
-    parser.add_argument("--port-iterations", type=int, default=5, help="the port's measured calls (after one unmeasured); the median is shown")
+    parser.add_argument("--port-iterations", type=int, default=5, help="the port's measured calls (after one unmeasured) in each round")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds per row, each Java's --iterations calls then the port's --port-iterations in a fresh child; "
+                             "the medians are over every round's calls (both sides meet the same moments of a busy machine)")
     parser.add_argument("--pure", action="store_true",
                         help="also time the pure-Python ports (at the line's end), beside the compiled ones")
     parser.add_argument("--oracle-max-partitions", type=int, default=20000, help="skip the oracle above this many partitions (0: never run it)")
@@ -225,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         if any(v <= 0 for v in getattr(args, flag)):
             print(f"--{flag}: every value must be positive", file=sys.stderr)
             return 2
-    for flag in ("warmup", "iterations", "port_iterations"):
+    for flag in ("warmup", "iterations", "port_iterations", "rounds"):
         if getattr(args, flag) < (0 if flag == "warmup" else 1):
             print(f"--{flag.replace('_', '-')}: must be {'non-negative' if flag == 'warmup' else 'positive'}", file=sys.stderr)
             return 2
@@ -281,17 +288,30 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         base_doc["topics"] = group_doc(shape)["topics"]  # the same partitions per topic as the shape itself
         targets = _as_targets(jar(scenario_from_dict(base_doc)))
     scenario = scenario_from_dict(group_doc(shape, targets))
-    java_assignment, java_seconds, heap = _java_timed(jar, scenario, args)
+    java_seconds, port_seconds, port_cpu, port_mb, port = [], [], [], 0.0, None
+    for round_ in range(args.rounds):
+        if round_ == 0:
+            java_assignment, seconds, heap = _java_timed(jar, scenario, args)
+        else:  # the JIT has seen this group: --warmup calls keep it there
+            java_assignment, seconds, heap = jar.timed(scenario, warmup=args.warmup, iterations=args.iterations)
+        java_seconds += seconds
+        port, mb = _in_child(_port_run, scenario, name, args.port_iterations)
+        port_mb = max(port_mb, mb)
+        if port[0] == "error":
+            break
+        port_seconds += port[0]
+        port_cpu += port[2]
     java_s = statistics.median(java_seconds)
-    port, port_mb = _in_child(_port_run, scenario, name, args.port_iterations)
     if port[0] == "error":
         port_s, same, port_txt = float("nan"), "-", port[1]
     else:
-        port_s, same, port_txt = port[0], "yes" if port[1] == java_assignment else "NO", f"  port cpu s {port[2]:.6f}"
+        port_s, same = statistics.median(port_seconds), "yes" if port[1] == java_assignment else "NO"
+        port_txt = f"  port cpu s {statistics.median(port_cpu):.6f}"
     if args.pure:
         pure, _ = _in_child(_port_run, scenario, name, args.port_iterations, True)
         port_txt += (f"  pure: {pure[1]}" if pure[0] == "error" else
-                     f"  pure s {pure[0]:.6f} cpu s {pure[2]:.6f} same {'yes' if pure[1] == java_assignment else 'NO'}")
+                     f"  pure s {statistics.median(pure[0]):.6f} cpu s {statistics.median(pure[2]):.6f} "
+                     f"same {'yes' if pure[1] == java_assignment else 'NO'}")
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
         oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)

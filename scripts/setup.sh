@@ -17,7 +17,7 @@ fi
 # re-install when the dependencies change, or the KIP-848 ports setup.py compiles (a compiled port
 # whose source changed is not used: assignors/consumer/compiled.py)
 stamp=".venv/.stamp-$(cat pyproject.toml setup.py src/stickyproof/assignors/consumer/range.py \
-  src/stickyproof/assignors/consumer/uniform_h*.py | sha256sum | cut -c1-16)"
+  src/stickyproof/assignors/consumer/uniform_h*.py src/stickyproof/assignors/consumer/ports.pxd | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing stickyproof and its dependencies into .venv (first run takes a minute)" >&2
   .venv/bin/python -m pip install -q --upgrade pip >&2

@@ -1,9 +1,9 @@
 """The compiled KIP-848 ports, used only while they are the ports on disk.
 
 setup.py compiles each port (``PORTS``) with Cython in pure-Python mode as ``_compiled_<name>``,
-from a copy of ``<name>.py`` that records the copy's sha256 (``SOURCE_SHA256``). The ``.py`` stays
-the one source: a compiled module runs only while that hash is the ``.py``'s on disk, so a port
-edited after the build runs as pure Python (said once, in one log line) instead of running stale.
+from a copy of ``<name>.py`` that records the sha256 of the copy and ``ports.pxd`` (``SOURCE_SHA256``).
+The ``.py`` stays the one source: a compiled module runs only while that hash is the ``.py``'s and
+``ports.pxd``'s on disk, so a port edited after the build runs as pure Python (said once, in one log line) instead of running stale.
 Without a build (no Cython, no C compiler) the pure ports run and nothing is said: the install said
 so already.
 
@@ -30,8 +30,10 @@ _log = logging.getLogger("stickyproof")
 
 
 def source_sha256(name: str) -> str:
-    """The sha256 of port ``name``'s ``.py`` as it is on disk now."""
-    return hashlib.sha256((Path(__file__).parent / f"{name}.py").read_bytes()).hexdigest()
+    """The sha256 of port ``name``'s ``.py`` and ``ports.pxd`` (the C declarations it is compiled
+    with) as they are on disk now."""
+    here = Path(__file__).parent
+    return hashlib.sha256((here / f"{name}.py").read_bytes() + (here / "ports.pxd").read_bytes()).hexdigest()
 
 
 @cache

@@ -10,7 +10,6 @@ a subscriber of every topic; the heterogeneous path counts each topic's own subs
 
 from __future__ import annotations
 
-from itertools import compress
 from typing import Sequence
 
 from ...errors import AssignorFailure
@@ -24,15 +23,29 @@ except ImportError:  # no Cython at run time: the pure-Python port, its declarat
 
 __all__ = ["assign_consumer_range", "sort_member_ids"]
 
+if not cython.compiled:
+    def _untrack(_pair: tuple) -> None:
+        """Compiled: ``PyObject_GC_UnTrack`` (ports.pxd). A (topic id, range) pair can hold no
+        cycle, so the collector need never visit it: CPython itself untracks such a tuple at the
+        first collection it survives. Uncompiled, the collector does that, as ever."""
+
 
 def _sorted_order(members: Sequence[MemberSpec]) -> list[int]:
     """``RangeAssignor.sortMemberIds`` as positions into ``members``: static members first by
     instance id, then the others by member id, both ``String.compareTo``. Python's ``str`` order is
     that order for ASCII ids, which spares encoding every id; any other id makes every key UTF-16."""
-    ids = [m.instance_id if m.instance_id is not None else m.member_id for m in members]
+    ids = []
+    static = False
+    for m in members:
+        instance_id = m.instance_id
+        if instance_id is None:
+            ids.append(m.member_id)
+        else:
+            ids.append(instance_id)
+            static = True
     if not all(map(str.isascii, ids)):
         ids = [java_string_key(i) for i in ids]
-    if not any(m.instance_id is not None for m in members):
+    if not static:
         return sorted(range(len(ids)), key=ids.__getitem__)
     keys = [(m.instance_id is None, i) for m, i in zip(members, ids)]
     return sorted(range(len(keys)), key=keys.__getitem__)
@@ -67,9 +80,11 @@ def _check_topics(counts: tuple, topics: Sequence[int]) -> None:
 
 
 @cython.locals(n=cython.Py_ssize_t, r=cython.Py_ssize_t, k=cython.Py_ssize_t, n_classes=cython.Py_ssize_t,
-               quota=cython.Py_ssize_t, extra=cython.Py_ssize_t,
+               quota=cython.Py_ssize_t, extra=cython.Py_ssize_t, j=cython.Py_ssize_t, n_topics=cython.Py_ssize_t,
                start=cython.Py_ssize_t, end=cython.Py_ssize_t, counts=tuple, class_quota=list, class_extra=list,
-               of_topic=list, ranges=list, given=list, targets=dict, ids=tuple)
+               of_topic=list, ranges=list, given=list, targets=dict, ids=tuple, pairs=list, pair=tuple)
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
     """Every member subscribes to the first sorted member's topics: every rank is the member's rank,
     so topics sharing (quota, extra) (a class) give each member the same range, one object."""
@@ -79,6 +94,7 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
     _check_topics(counts, topics)
     ids = spec.members[first].subscribed
     n = len(order)
+    n_topics = len(ids)
     classes: dict[tuple[int, int], int] = {}
     of_topic = [classes.setdefault(divmod(counts[t], n), len(classes)) for t in topics]
     class_quota = [c[0] for c in classes]
@@ -97,19 +113,32 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
             ranges.append(range(start, end))
             given.append(end > start)
         member_id = members[order[r]].member_id
-        if n_classes == 1:  # one loop building the pairs (compiled, cheaper than zip over repeat)
+        if n_classes == 1:  # every topic this member's one range: the list sized once, filled in place
             shared = ranges[0]
-            targets[member_id] = [(topic_id, shared) for topic_id in ids] if given[0] else []
+            pairs = [None] * n_topics if given[0] else []
+            if given[0]:
+                for j in range(n_topics):
+                    pair = (ids[j], shared)
+                    if cython.compiled:
+                        _untrack(pair)
+                    pairs[j] = pair
         else:
-            pairs = zip(ids, map(ranges.__getitem__, of_topic))
-            targets[member_id] = list(compress(pairs, map(given.__getitem__, of_topic)))
+            pairs = []
+            for j in range(n_topics):
+                k = of_topic[j]
+                if given[k]:
+                    pair = (ids[j], ranges[k])
+                    if cython.compiled:
+                        _untrack(pair)
+                    pairs.append(pair)
+        targets[member_id] = pairs
     return targets
 
 
 @cython.locals(n_topics=cython.Py_ssize_t, topic=cython.Py_ssize_t, rank=cython.Py_ssize_t,
                size=cython.Py_ssize_t, quota=cython.Py_ssize_t, extra=cython.Py_ssize_t, start=cython.Py_ssize_t,
                end=cython.Py_ssize_t, counts=tuple, subscribers=list, taken=list, pairs=list, targets=dict,
-               subscribed=tuple)
+               subscribed=tuple, pair=tuple)
 def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
     """Each topic's own subscribers, in sorted member order: a member's rank on a topic is the
     number of its subscribers sorted before it (``taken``)."""
@@ -137,6 +166,9 @@ def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[
             start = rank * quota + min(rank, extra)
             end = start + quota + (1 if rank < extra else 0)
             if end > start:
-                pairs.append((ids[i], range(start, end)))
+                pair = (ids[i], range(start, end))
+                if cython.compiled:
+                    _untrack(pair)
+                pairs.append(pair)
         targets[member.member_id] = pairs
     return targets

@@ -80,7 +80,7 @@ def position_set_order(positions: Sequence[int], spread_hash: Sequence[int], *, 
     return sorted(positions, key=lambda t: spread_hash[t] & mask)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberSpec:
     """One member as ``MemberSubscriptionAndAssignmentImpl`` presents it.
 

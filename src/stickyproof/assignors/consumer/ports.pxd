@@ -1,0 +1,7 @@
+# What every compiled KIP-848 port sees of CPython's C API (setup.py places a copy beside each
+# port's compiled copy as its augmenting .pxd). Uncompiled, a port defines these names itself.
+
+cdef extern from "Python.h":
+    # CPython's own untracking of a tuple of untracked objects (what a collection would do to it
+    # later), done at once: the pairs a port hands out, (topic id, range), can hold no cycle.
+    void _untrack "PyObject_GC_UnTrack" (object)
