@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["compiled", "int", "long", "Py_ssize_t", "bint", "double", "locals", "cclass", "cfunc", "ccall",
+__all__ = ["compiled", "int", "long", "longlong", "Py_ssize_t", "bint", "double", "locals", "cclass", "cfunc", "ccall",
            "inline", "declare", "final", "boundscheck", "wraparound", "returns", "exceptval"]
 
 compiled = False
@@ -16,7 +16,7 @@ class _CType:
         return self
 
 
-int = long = Py_ssize_t = bint = _CType()  # noqa: A001 - Cython's names
+int = long = longlong = Py_ssize_t = bint = _CType()  # noqa: A001 - Cython's names
 double = float
 
 

@@ -43,7 +43,7 @@ def _sorted_order(members: Sequence[MemberSpec]) -> list[int]:
         else:
             ids.append(instance_id)
             static = True
-    if not all(map(str.isascii, ids)):
+    if not "".join(ids).isascii():  # one pass over every id's characters
         ids = [java_string_key(i) for i in ids]
     if not static:
         return sorted(range(len(ids)), key=ids.__getitem__)
@@ -72,10 +72,11 @@ def assign_consumer_range(spec: ConsumerGroupSpec) -> dict[str, list[tuple[Topic
     return _heterogeneous(spec, order)
 
 
-@cython.locals(topic=cython.Py_ssize_t)
+@cython.locals(topic=cython.Py_ssize_t, count=cython.Py_ssize_t)
 def _check_topics(counts: tuple, topics: Sequence[int]) -> None:
     for topic in topics:
-        if counts[topic] == -1:
+        count = counts[topic]
+        if count == -1:
             raise AssignorFailure("Member is subscribed to a non-existent topic", kafka_exception="PartitionAssignorException")
 
 
@@ -135,38 +136,50 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
     return targets
 
 
-@cython.locals(n_topics=cython.Py_ssize_t, topic=cython.Py_ssize_t, rank=cython.Py_ssize_t,
+@cython.locals(n_topics=cython.Py_ssize_t, topic=cython.Py_ssize_t, rank=cython.Py_ssize_t, i=cython.Py_ssize_t,
+               count=cython.Py_ssize_t, m=cython.Py_ssize_t, members=tuple,
                size=cython.Py_ssize_t, quota=cython.Py_ssize_t, extra=cython.Py_ssize_t, start=cython.Py_ssize_t,
-               end=cython.Py_ssize_t, counts=tuple, subscribers=list, taken=list, pairs=list, targets=dict,
-               subscribed=tuple, pair=tuple)
+               end=cython.Py_ssize_t, stride=cython.longlong, counts=tuple, subscribers=list, taken=list, pairs=list,
+               targets=dict, subscribed=tuple, every_subscribed=tuple, ids=tuple, pair=tuple, made=dict)
 def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tuple[TopicId, range]]]:
     """Each topic's own subscribers, in sorted member order: a member's rank on a topic is the
-    number of its subscribers sorted before it (``taken``)."""
+    number of its subscribers sorted before it (``taken``). Equal ranges are one object (``made``,
+    by start and end): topics of equal size and subscribers hand each member the same one, and a
+    ``range`` costs more to build than to look up."""
     counts = spec.index.counts
     n_topics = len(counts)
+    every_subscribed = spec.index.subscribed
     subscribers = [0] * n_topics
-    for subscribed in spec.index.subscribed:
+    for subscribed in every_subscribed:
         _check_topics(counts, subscribed)
         for topic in subscribed:
             subscribers[topic] += 1
+    stride = max(counts, default=0) + 1
     taken = [0] * n_topics
+    made = {}
     targets = {}
     members = spec.members
     for m in order:
         member = members[m]
-        subscribed = spec.index.subscribed[m]
+        subscribed = every_subscribed[m]
         ids = member.subscribed
         pairs = []
-        for i, topic in enumerate(subscribed):
+        for i in range(len(subscribed)):
+            topic = subscribed[i]
             rank = taken[topic]
             taken[topic] = rank + 1
             size = subscribers[topic]
-            quota = counts[topic] // size
-            extra = counts[topic] % size
+            count = counts[topic]
+            quota = count // size
+            extra = count % size
             start = rank * quota + min(rank, extra)
             end = start + quota + (1 if rank < extra else 0)
             if end > start:
-                pair = (ids[i], range(start, end))
+                key = start * stride + end
+                shared = made.get(key)
+                if shared is None:
+                    shared = made[key] = range(start, end)
+                pair = (ids[i], shared)
                 if cython.compiled:
                     _untrack(pair)
                 pairs.append(pair)
