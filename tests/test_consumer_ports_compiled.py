@@ -153,13 +153,48 @@ def test_a_port_edited_after_the_build_runs_pure_and_says_so_once(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env, cwd=tmp_path)
     where, status, range_module, homogeneous = json.loads(out.stdout)
     assert Path(where).resolve().is_relative_to(copy.resolve())
-    assert status["range"] == "stale: range.py changed after the build"
+    assert status["range"] == "stale: range.py or ports.pxd changed after the build"
     assert {name: s for name, s in status.items() if name != "range"} == dict.fromkeys(
         ("uniform_homogeneous", "uniform_heterogeneous", "uniform_heterogeneous_3_9"), "compiled")
     assert range_module == "stickyproof.assignors.consumer.range"
     assert homogeneous == "stickyproof.assignors.consumer._compiled_uniform_homogeneous"
     warnings = [line for line in out.stderr.splitlines() if line.strip()]
-    assert len(warnings) == 1 and "range.py edited after the build" in warnings[0], out.stderr
+    assert len(warnings) == 1 and "range.py or ports.pxd edited after the build" in warnings[0], out.stderr
+
+
+def test_an_edited_ports_pxd_makes_every_port_stale(tmp_path):
+    """``ports.pxd`` is compiled into every port: a copy of the package whose ``ports.pxd`` changed
+    after the build runs every port as pure Python."""
+    _require_compiled()
+    copy = tmp_path / "stickyproof"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    edited = copy / "assignors" / "consumer" / "ports.pxd"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited after the build\n", encoding="utf-8")
+    script = "from stickyproof.assignors.consumer import ports_status\nimport json\nprint(json.dumps(ports_status()))\n"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env, cwd=tmp_path)
+    assert json.loads(out.stdout) == {name: f"stale: {name}.py or ports.pxd changed after the build"
+                                      for name in compiled_ports.PORTS}
+
+
+def test_compiled_consumer_range_hands_out_pairs_the_collector_never_visits():
+    """ports.pxd reaches the compiled range port: its (topic id, range) pairs come untracked
+    (``PyObject_GC_UnTrack``), which the pure port's pairs are not until a collection; the
+    answers are equal all the same (the tests above)."""
+    _require_compiled()
+    import gc
+
+    for heterogeneous in (False, True):
+        spec = group_spec(scenario_from_dict(_benchmark_group(30, 10, 7, heterogeneous, False)))
+        compiled_pairs = [pair for pairs in CONSUMER_GROUP_ASSIGNORS["consumer-range"](spec).values() for pair in pairs]
+        gc.disable()
+        try:
+            pure_pairs = [pair for pairs in PURE_CONSUMER_GROUP_ASSIGNORS["consumer-range"](spec).values() for pair in pairs]
+            assert pure_pairs and all(gc.is_tracked(pair) for pair in pure_pairs)
+        finally:
+            gc.enable()
+        assert compiled_pairs == pure_pairs
+        assert not any(gc.is_tracked(pair) for pair in compiled_pairs)
 
 
 def test_a_stale_hash_is_refused_by_the_loader(monkeypatch, caplog):

@@ -1,9 +1,11 @@
 """The compiled KIP-848 ports, used only while they are the ports on disk.
 
 setup.py compiles each port (``PORTS``) with Cython in pure-Python mode as ``_compiled_<name>``,
-from a copy of ``<name>.py`` that records the sha256 of the copy and ``ports.pxd`` (``SOURCE_SHA256``).
-The ``.py`` stays the one source: a compiled module runs only while that hash is the ``.py``'s and
-``ports.pxd``'s on disk, so a port edited after the build runs as pure Python (said once, in one log line) instead of running stale.
+from a copy of ``<name>.py`` that records the sha256 of the ``.py`` and of ``ports.pxd`` (the C
+declarations every port is compiled with; ``SOURCE_SHA256``). The ``.py`` stays the one source: a
+compiled module runs only while that hash is that of the ``.py`` and ``ports.pxd`` on disk, so a
+port edited after the build runs as pure Python (said once, in one log line) instead of running
+stale.
 Without a build (no Cython, no C compiler) the pure ports run and nothing is said: the install said
 so already.
 
@@ -47,7 +49,7 @@ def _compiled(name: str) -> tuple[ModuleType | None, str]:
     if str(getattr(module, "__file__", "")).endswith(".py"):  # a stray copy, not a build
         return None, "not built"
     if getattr(module, "SOURCE_SHA256", None) != source_sha256(name):
-        return None, f"stale: {name}.py changed after the build"
+        return None, f"stale: {name}.py or ports.pxd changed after the build"
     return module, "compiled"
 
 
@@ -57,7 +59,7 @@ def ports_status() -> dict[str, str]:
     status = {name: _compiled(name)[1] for name in PORTS}
     stale = [name for name, s in status.items() if s.startswith("stale")]
     if stale:
-        _log.warning("stickyproof: compiled KIP-848 ports out of date (%s.py edited after the build): running them as "
+        _log.warning("stickyproof: compiled KIP-848 ports out of date (%s.py or ports.pxd edited after the build): running them as "
                      "pure Python; rebuild with pip install -e . (or setup.py build_ext --inplace, setuptools >= 77)",
                      ".py, ".join(stale))
     return status
