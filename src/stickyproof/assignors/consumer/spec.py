@@ -40,7 +40,6 @@ __all__ = [
     "hashset_copy_capacity",
     "integer_set_order",
     "uuid_set_order",
-    "position_set_order",
     "to_assignment",
 ]
 
@@ -71,13 +70,6 @@ def integer_set_order(values: Sequence[int], *, capacity: int) -> tuple[int, ...
 def uuid_set_order(ids: Sequence[TopicId], *, capacity: int | None = None) -> tuple[TopicId, ...]:
     """Iteration order of a ``HashSet<Uuid>``/``HashMap<Uuid, _>`` filled with ``ids`` in order."""
     return tuple(hashmap_order(ids, java_uuid_hash, capacity=capacity))
-
-
-def position_set_order(positions: Sequence[int], spread_hash: Sequence[int], *, capacity: int) -> list[int]:
-    """``uuid_set_order`` over distinct topic positions, their ids' spread hashes given
-    (``SpecIndex.spread_hash``): bucket by bucket, insertion order within a bucket."""
-    mask = capacity - 1
-    return sorted(positions, key=lambda t: spread_hash[t] & mask)
 
 
 @dataclass(frozen=True, slots=True)
