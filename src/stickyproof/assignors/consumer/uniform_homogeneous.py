@@ -15,6 +15,7 @@ partition while enough members remain to take the extras (``give_up_extra``).
 
 from __future__ import annotations
 
+from array import array
 from typing import Sequence
 
 import numpy as np
@@ -51,27 +52,37 @@ def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True
     unassigned, total = _unassigned_partitions(index, subscribed)
     num_members = len(spec.members)
     targets, unfilled = _maybe_revoke_partitions(
-        spec, set(subscribed), total // num_members, total % num_members, unassigned, kafka_18688_fixed
+        spec, subscribed, total // num_members, total % num_members, unassigned, kafka_18688_fixed
     )
     _assign_remaining_partitions(index.topics, unfilled, unassigned)
     return targets
 
 
-@cython.locals(mask=cython.longlong, h=cython.longlong, i=cython.Py_ssize_t, n=cython.Py_ssize_t, keyed=list,
-               spread_hash=tuple, k=cython.longlong)
+@cython.locals(mask=cython.longlong, h=cython.longlong, i=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               b=cython.Py_ssize_t, size=cython.Py_ssize_t, buckets=cython.int[:], starts=cython.int[:], out=list,
+               spread_hash=tuple)
 def _set_order(positions: Sequence[int], spread_hash: tuple, capacity: int) -> list[int]:
     """The iteration order of a Java ``HashSet<Uuid>`` of that capacity filled with these distinct
     topic positions in order (their ids' spread hashes in ``SpecIndex.spread_hash``): bucket by
-    bucket, insertion order within a bucket. One sort of integers, each the bucket above the
-    insertion index."""
+    bucket, insertion order within a bucket. A counting sort by bucket, which keeps that order."""
     mask = capacity - 1
+    size = capacity
     n = len(positions)
-    keyed = [0] * n
+    buckets = array("i", [0]) * n
+    starts = array("i", [0]) * (size + 1)
     for i in range(n):
         h = spread_hash[positions[i]]
-        keyed[i] = (h & mask) * n + i  # for any real subscription a one-digit int, compared in C
-    keyed.sort()
-    return [positions[k % n] for k in keyed]
+        b = h & mask
+        buckets[i] = b
+        starts[b + 1] += 1
+    for b in range(size):
+        starts[b + 1] += starts[b]
+    out = [None] * n
+    for i in range(n):
+        b = buckets[i]
+        out[starts[b]] = positions[i]
+        starts[b] += 1
+    return out
 
 
 @cython.locals(topic=cython.Py_ssize_t, count=cython.Py_ssize_t, total=cython.Py_ssize_t, n_held=cython.Py_ssize_t,
@@ -113,7 +124,7 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
                members=tuple, all_targets=tuple, target=tuple)
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
-    subscribed: set[int],
+    subscribed: list[int],
     min_quota: int,
     remaining_extra: int,
     unassigned: list[Segment],
@@ -202,7 +213,7 @@ def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extr
 
 @cython.locals(remaining=cython.Py_ssize_t, segment=cython.Py_ssize_t, offset=cython.Py_ssize_t,
                take=cython.Py_ssize_t, size=cython.Py_ssize_t, n_segments=cython.Py_ssize_t, topic=cython.Py_ssize_t,
-               partitions=list, chunk=list, held=list, p=cython.Py_ssize_t)
+               partitions=list, chunk=list, held=list, p=cython.Py_ssize_t, target=list, by_topic=dict)
 def _assign_remaining_partitions(
     topics: tuple[TopicId, ...], unfilled: list[tuple[int, Target, dict[int, list[int]]]], unassigned: list[Segment]
 ) -> None:
