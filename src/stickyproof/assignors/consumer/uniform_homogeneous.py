@@ -100,11 +100,8 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
                 f"Members are subscribed to topic {index.topics[topic]} which doesn't exist in the topic metadata.",
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
-        held = assigned[topic]
+        held = assigned[topic]  # sorted, distinct, each in [0, count)
         n_held = len(held)
-        if n_held and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
-            held = held[(held >= 0) & (held < count)]
-            n_held = len(held)
         if n_held == 0:
             if count:
                 unassigned.append((topic, None, count))
