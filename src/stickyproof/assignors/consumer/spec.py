@@ -40,7 +40,6 @@ __all__ = [
     "hashset_copy_capacity",
     "integer_set_order",
     "uuid_set_order",
-    "position_set_order",
     "to_assignment",
 ]
 
@@ -73,13 +72,6 @@ def uuid_set_order(ids: Sequence[TopicId], *, capacity: int | None = None) -> tu
     return tuple(hashmap_order(ids, java_uuid_hash, capacity=capacity))
 
 
-def position_set_order(positions: Sequence[int], spread_hash: Sequence[int], *, capacity: int) -> list[int]:
-    """``uuid_set_order`` over distinct topic positions, their ids' spread hashes given
-    (``SpecIndex.spread_hash``): bucket by bucket, insertion order within a bucket."""
-    mask = capacity - 1
-    return sorted(positions, key=lambda t: spread_hash[t] & mask)
-
-
 @dataclass(frozen=True, slots=True)
 class MemberSpec:
     """One member as ``MemberSubscriptionAndAssignmentImpl`` presents it.
@@ -110,7 +102,8 @@ class SpecIndex:
     ``topics``: every id the spec names, the metadata's first; ``counts``: ``numPartitions`` by
     position (-1 outside the metadata); ``subscribed``/``targets``: each member's (in ``members``
     order) by position, orders kept; ``assigned``: by position, the sorted partition numbers some
-    target holds (``isPartitionAssigned``)."""
+    target holds (``isPartitionAssigned``), those in ``[0, numPartitions)`` only: the builders ask
+    about no other (they walk each topic's partitions)."""
 
     topics: tuple[TopicId, ...]
     position: dict[TopicId, int]
@@ -137,15 +130,22 @@ def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, i
         for t, parts in target:
             held[t].extend(parts)
         targets.append(target)
+    counts = tuple(partition_counts.get(t, -1) for t in topics)
+    assigned = []
+    for parts, count in zip(held, counts):
+        a = np.unique(np.array(parts, dtype=np.int64))
+        if len(a) and (a[0] < 0 or a[-1] >= count):  # sorted: only the ends can fall outside
+            a = a[(a >= 0) & (a < count)]
+        assigned.append(a)
     return SpecIndex(
         topics=topics,
         position=position,
-        counts=tuple(partition_counts.get(t, -1) for t in topics),
+        counts=counts,
         spread_hash=tuple(spread(java_uuid_hash(t)) for t in topics),
         order_key=tuple(uuid_order_key(t) for t in topics),
         subscribed=tuple(tuple(position[t] for t in m.subscribed) for m in members),
         targets=tuple(targets),
-        assigned=tuple(np.unique(np.array(h, dtype=np.int64)) for h in held),
+        assigned=tuple(assigned),
     )
 
 

@@ -15,12 +15,13 @@ partition while enough members remain to take the extras (``give_up_extra``).
 
 from __future__ import annotations
 
+from array import array
 from typing import Sequence
 
 import numpy as np
 
 from ...errors import AssignorFailure
-from .spec import ConsumerGroupSpec, SpecIndex, TopicId, hashset_copy_capacity, position_set_order
+from .spec import ConsumerGroupSpec, SpecIndex, TopicId, hashset_copy_capacity
 
 try:
     import cython
@@ -32,8 +33,10 @@ __all__ = ["build_homogeneous"]
 PARTITION_ASSIGNOR_EXCEPTION = "PartitionAssignorException"
 
 Target = list[tuple[TopicId, list[int]]]
-# Partitions of one topic (by position) in the unassigned list's order: a run of Java's per-partition list.
-Segment = tuple[int, Sequence[int]]
+# Partitions of one topic (by position) in the unassigned list's order, a run of Java's per-partition
+# list: (topic, its partitions, how many). A list of its own (a slice of it is a new list), or None
+# for every partition of a topic no target holds, 0 to the count, dealt without building the run.
+Segment = tuple[int, "list[int] | None", int]
 
 
 def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True) -> dict[str, Target]:
@@ -43,21 +46,47 @@ def build_homogeneous(spec: ConsumerGroupSpec, *, kafka_18688_fixed: bool = True
     (``Segment``s), which deals the very same partitions in the very same order."""
     index = spec.index
     first = spec.members[0]
-    subscribed = position_set_order(index.subscribed[0], index.spread_hash,
-                                    capacity=hashset_copy_capacity(first.subscription_size))
+    subscribed = _set_order(index.subscribed[0], index.spread_hash, hashset_copy_capacity(first.subscription_size))
     if not subscribed:
         return {}
     unassigned, total = _unassigned_partitions(index, subscribed)
     num_members = len(spec.members)
     targets, unfilled = _maybe_revoke_partitions(
-        spec, set(subscribed), total // num_members, total % num_members, unassigned, kafka_18688_fixed
+        spec, subscribed, total // num_members, total % num_members, unassigned, kafka_18688_fixed
     )
     _assign_remaining_partitions(index.topics, unfilled, unassigned)
     return targets
 
 
+@cython.locals(mask=cython.longlong, h=cython.longlong, i=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               b=cython.Py_ssize_t, size=cython.Py_ssize_t, buckets=cython.int[:], starts=cython.int[:], out=list,
+               spread_hash=tuple)
+def _set_order(positions: Sequence[int], spread_hash: tuple, capacity: int) -> list[int]:
+    """The iteration order of a Java ``HashSet<Uuid>`` of that capacity filled with these distinct
+    topic positions in order (their ids' spread hashes in ``SpecIndex.spread_hash``): bucket by
+    bucket, insertion order within a bucket. A counting sort by bucket, which keeps that order."""
+    mask = capacity - 1
+    size = capacity
+    n = len(positions)
+    buckets = array("i", [0]) * n
+    starts = array("i", [0]) * (size + 1)
+    for i in range(n):
+        h = spread_hash[positions[i]]
+        b = h & mask
+        buckets[i] = b
+        starts[b + 1] += 1
+    for b in range(size):
+        starts[b + 1] += starts[b]
+    out = [None] * n
+    for i in range(n):
+        b = buckets[i]
+        out[starts[b]] = positions[i]
+        starts[b] += 1
+    return out
+
+
 @cython.locals(topic=cython.Py_ssize_t, count=cython.Py_ssize_t, total=cython.Py_ssize_t, n_held=cython.Py_ssize_t,
-               counts=tuple, assigned=tuple, unassigned=list)
+               counts=tuple, assigned=tuple, unassigned=list, free=list)
 def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[list[Segment], int]:
     """Partitions no target holds (``isPartitionAssigned`` false), topic by topic in the set's order."""
     unassigned = []
@@ -71,21 +100,16 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
                 f"Members are subscribed to topic {index.topics[topic]} which doesn't exist in the topic metadata.",
                 kafka_exception=PARTITION_ASSIGNOR_EXCEPTION,
             )
-        held = assigned[topic]
+        held = assigned[topic]  # sorted, distinct, each in [0, count)
         n_held = len(held)
-        if n_held and (held[0] < 0 or held[-1] >= count):  # sorted: only the ends can fall outside
-            held = held[(held >= 0) & (held < count)]
-            n_held = len(held)
         if n_held == 0:
-            free: Sequence[int] = range(count)
-        elif n_held == count:  # distinct and in range: every partition held
-            free = ()
-        else:
+            if count:
+                unassigned.append((topic, None, count))
+        elif n_held < count:  # else distinct and in range: every partition held
             mask = np.ones(count, dtype=bool)
             mask[held] = False
             free = np.flatnonzero(mask).tolist()
-        if len(free):
-            unassigned.append((topic, free))
+            unassigned.append((topic, free, len(free)))
         total += count
     return unassigned, total
 
@@ -97,7 +121,7 @@ def _unassigned_partitions(index: SpecIndex, subscribed: list[int]) -> tuple[lis
                members=tuple, all_targets=tuple, target=tuple)
 def _maybe_revoke_partitions(
     spec: ConsumerGroupSpec,
-    subscribed: set[int],
+    subscribed: list[int],
     min_quota: int,
     remaining_extra: int,
     unassigned: list[Segment],
@@ -155,7 +179,8 @@ def _maybe_revoke_partitions(
             else:
                 # Kafka keeps partitions while quota lasts and revokes the rest, in the set's order.
                 keep = list(partitions[:quota])
-                unassigned.append((topic, partitions[quota:]))
+                revoked = list(partitions[quota:])
+                unassigned.append((topic, revoked, len(revoked)))
                 quota = 0
                 if not keep:
                     continue
@@ -172,6 +197,9 @@ def _maybe_revoke_partitions(
     return targets, unfilled
 
 
+@cython.cfunc
+@cython.inline
+@cython.returns(cython.bint)
 @cython.locals(quota=cython.Py_ssize_t, has_extra=cython.bint, members_left=cython.Py_ssize_t,
                remaining_extra=cython.Py_ssize_t)
 def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extra: int) -> bool:
@@ -181,7 +209,8 @@ def give_up_extra(quota: int, has_extra: bool, members_left: int, remaining_extr
 
 
 @cython.locals(remaining=cython.Py_ssize_t, segment=cython.Py_ssize_t, offset=cython.Py_ssize_t,
-               take=cython.Py_ssize_t, size=cython.Py_ssize_t, n_segments=cython.Py_ssize_t, topic=cython.Py_ssize_t)
+               take=cython.Py_ssize_t, size=cython.Py_ssize_t, n_segments=cython.Py_ssize_t, topic=cython.Py_ssize_t,
+               partitions=list, chunk=list, held=list, p=cython.Py_ssize_t, target=list, by_topic=dict)
 def _assign_remaining_partitions(
     topics: tuple[TopicId, ...], unfilled: list[tuple[int, Target, dict[int, list[int]]]], unassigned: list[Segment]
 ) -> None:
@@ -191,13 +220,19 @@ def _assign_remaining_partitions(
     n_segments = len(unassigned)
     for remaining, target, by_topic in unfilled:
         while remaining > 0 and segment < n_segments:
-            topic, partitions = unassigned[segment]
-            size = len(partitions)
+            topic, partitions, size = unassigned[segment]
             take = min(remaining, size - offset)
-            chunk = partitions[offset:offset + take]
+            if partitions is not None:
+                chunk = partitions[offset:offset + take]  # a new list
+            elif cython.compiled:  # partitions offset.. of a topic no target holds, no range object walked
+                chunk = [None] * take
+                for p in range(take):
+                    chunk[p] = offset + p
+            else:
+                chunk = list(range(offset, offset + take))
             held = by_topic.get(topic)
             if held is None:
-                held = by_topic[topic] = list(chunk)
+                held = by_topic[topic] = chunk
                 target.append((topics[topic], held))
             else:
                 held.extend(chunk)
