@@ -179,14 +179,17 @@ def test_an_edited_ports_pxd_makes_every_port_stale(tmp_path):
 
 def test_compiled_consumer_range_hands_out_pairs_the_collector_never_visits():
     """ports.pxd reaches the compiled range port: its (topic id, range) pairs come untracked
-    (``PyObject_GC_UnTrack``), which the pure port's pairs are not until a collection; the
-    answers are equal all the same (the tests above)."""
+    (``PyObject_GC_UnTrack``), which the pure port's pairs are not until a collection, and every
+    member's list, untracked while filled, is tracked again; the answers are equal all the same
+    (the tests above)."""
     _require_compiled()
     import gc
 
     for heterogeneous in (False, True):
         spec = group_spec(scenario_from_dict(_benchmark_group(30, 10, 7, heterogeneous, False)))
-        compiled_pairs = [pair for pairs in CONSUMER_GROUP_ASSIGNORS["consumer-range"](spec).values() for pair in pairs]
+        answer = CONSUMER_GROUP_ASSIGNORS["consumer-range"](spec)
+        assert all(gc.is_tracked(pairs) for pairs in answer.values())  # untracked while filled, tracked again
+        compiled_pairs = [pair for pairs in answer.values() for pair in pairs]
         gc.disable()
         try:
             pure_pairs = [pair for pairs in PURE_CONSUMER_GROUP_ASSIGNORS["consumer-range"](spec).values() for pair in pairs]

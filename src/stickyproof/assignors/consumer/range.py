@@ -29,6 +29,21 @@ if not cython.compiled:
         cycle, so the collector need never visit it: CPython itself untracks such a tuple at the
         first collection it survives. Uncompiled, the collector does that, as ever."""
 
+    def _track(_pairs: list) -> None:
+        """Compiled: ``PyObject_GC_Track`` (ports.pxd), for a member's list untracked while it was
+        filled (``_retrack``)."""
+
+
+@cython.locals(targets=dict, pairs=list)
+def _retrack(targets: dict) -> dict:
+    """Every member's list tracked again, once the answer is whole: while the port fills them the
+    lists hold only untracked pairs, and the collections their pairs' allocations set off need not
+    trace them over and over."""
+    if cython.compiled:
+        for pairs in targets.values():
+            _track(pairs)
+    return targets
+
 
 def _sorted_order(members: Sequence[MemberSpec]) -> list[int]:
     """``RangeAssignor.sortMemberIds`` as positions into ``members``: static members first by
@@ -117,6 +132,8 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
         if n_classes == 1:  # every topic this member's one range: the list sized once, filled in place
             shared = ranges[0]
             pairs = [None] * n_topics if given[0] else []
+            if cython.compiled:
+                _untrack(pairs)
             if given[0]:
                 for j in range(n_topics):
                     pair = (ids[j], shared)
@@ -125,6 +142,8 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
                     pairs[j] = pair
         else:
             pairs = []
+            if cython.compiled:
+                _untrack(pairs)
             for j in range(n_topics):
                 k = of_topic[j]
                 if given[k]:
@@ -133,7 +152,7 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
                         _untrack(pair)
                     pairs.append(pair)
         targets[member_id] = pairs
-    return targets
+    return _retrack(targets)
 
 
 @cython.locals(n_topics=cython.Py_ssize_t, topic=cython.Py_ssize_t, rank=cython.Py_ssize_t, i=cython.Py_ssize_t,
@@ -164,6 +183,8 @@ def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[
         subscribed = every_subscribed[m]
         ids = member.subscribed
         pairs = []
+        if cython.compiled:
+            _untrack(pairs)
         for i in range(len(subscribed)):
             topic = subscribed[i]
             rank = taken[topic]
@@ -184,4 +205,4 @@ def _heterogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[
                     _untrack(pair)
                 pairs.append(pair)
         targets[member.member_id] = pairs
-    return targets
+    return _retrack(targets)
