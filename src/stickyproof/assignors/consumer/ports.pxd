@@ -1,5 +1,6 @@
-# What every compiled KIP-848 port sees of CPython's C API (setup.py places a copy beside each
-# port's compiled copy as its augmenting .pxd). Uncompiled, a port defines these names itself.
+# What every compiled KIP-848 port sees of CPython's C API (setup.py hands each port's compiled
+# copy a copy of this file as its augmenting .pxd, under build/cython-pxd). Uncompiled, a port
+# defines these names itself.
 
 cdef extern from "Python.h":
     # CPython's own untracking of a tuple of untracked objects (what a collection would do to it
