@@ -26,7 +26,7 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   by setup.py where they are built and current, the first line says whether) on the same
   group, in a forked child after each round's Java calls: one unmeasured call, then
   ``--port-iterations`` measured; the median over every round, ``group_spec`` (the Python side of
-  building the ``GroupSpec``) not in it. The rounds interleave the two sides, so that both meet the
+  building the ``GroupSpec``, done once by the parent before the forks) not in it. The rounds interleave the two sides, so that both meet the
   same moments of a machine whose speed drifts (on a shared 2-core machine the same call's time
   moves by up to 1.8x from one second to the next). ``port MB``: the largest growth of peak
   resident memory over a round's calls (each child starts afresh). ``ratio``:
@@ -36,7 +36,7 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   s`` and ``port s`` are wall clock, with Python's cyclic collector on (the
   port pays for the collections its allocations set off, as the JVM's call pays for its GCs), the
   script's own heap frozen (``gc.freeze``) so that those collections do not trace it.
-- ``same``: whether the port's targets equal Kafka's on this group.
+- ``same``: whether the port's targets equal Kafka's on this group, in every round.
 - with ``--pure``, at the line's end: the pure-Python ports (``PURE_CONSUMER_GROUP_ASSIGNORS``)
   timed the same way in a child of their own, wall and CPU, and whether their targets equal Kafka's
   too: before and after compiling, in one run.
@@ -170,11 +170,12 @@ def _in_child(fn, *args):
     return out
 
 
-def _port_run(scenario, name: str, iterations: int, pure: bool = False):
-    from stickyproof.assignors.consumer import (CONSUMER_GROUP_ASSIGNORS, PURE_CONSUMER_GROUP_ASSIGNORS, group_spec,
-                                                to_assignment)
+def _port_run(spec, member_ids, name: str, iterations: int, expected, pure: bool = False):
+    """The port's calls on ``spec`` (built by the parent, before the fork: the Python side of
+    building the ``GroupSpec`` is not in the figures, as the Java side's is not): each call's wall
+    and thread CPU seconds, and whether the last answer equals ``expected`` (Kafka's)."""
+    from stickyproof.assignors.consumer import CONSUMER_GROUP_ASSIGNORS, PURE_CONSUMER_GROUP_ASSIGNORS, to_assignment
 
-    spec = group_spec(scenario)
     fn = (PURE_CONSUMER_GROUP_ASSIGNORS if pure else CONSUMER_GROUP_ASSIGNORS)[name]
     fn(spec)  # unmeasured, as the Java side's warm-up: first-touch allocations are not the assignor's
     # The benchmark's own heap (modules, OR-Tools, the scenario, the spec) out of the collector's
@@ -192,7 +193,7 @@ def _port_run(scenario, name: str, iterations: int, pure: bool = False):
         seconds.append(time.perf_counter() - started)
         cpu.append(time.thread_time() - started_cpu)
     gc.unfreeze()
-    return seconds, to_assignment(spec, targets, [m.id for m in scenario.members]), cpu
+    return seconds, to_assignment(spec, targets, member_ids) == expected, cpu
 
 
 def _oracle_run(scenario, cpsat_seconds):
@@ -280,6 +281,8 @@ def _java_timed(jar, scenario, args):
 
 
 def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
+    from stickyproof.assignors.consumer import group_spec
+
     targets = None
     if shape.kind == "incremental":
         # JMH's simulateIncrementalRebalance: the assignor's own full answer for memberCount - 1 members.
@@ -288,30 +291,32 @@ def _row(shape: Shape, name: str, jar, args, scenario_from_dict) -> float:
         base_doc["topics"] = group_doc(shape)["topics"]  # the same partitions per topic as the shape itself
         targets = _as_targets(jar(scenario_from_dict(base_doc)))
     scenario = scenario_from_dict(group_doc(shape, targets))
-    java_seconds, port_seconds, port_cpu, port_mb, port = [], [], [], 0.0, None
+    spec, member_ids = group_spec(scenario), [m.id for m in scenario.members]
+    java_seconds, port_seconds, port_cpu, port_mb, port, same = [], [], [], 0.0, None, True
     for round_ in range(args.rounds):
         if round_ == 0:
             java_assignment, seconds, heap = _java_timed(jar, scenario, args)
         else:  # the JIT has seen this group: --warmup calls keep it there
             java_assignment, seconds, heap = jar.timed(scenario, warmup=args.warmup, iterations=args.iterations)
         java_seconds += seconds
-        port, mb = _in_child(_port_run, scenario, name, args.port_iterations)
+        port, mb = _in_child(_port_run, spec, member_ids, name, args.port_iterations, java_assignment)
         port_mb = max(port_mb, mb)
         if port[0] == "error":
             break
         port_seconds += port[0]
         port_cpu += port[2]
+        same = same and port[1]  # every round's answer compared with that round's Kafka answer
     java_s = statistics.median(java_seconds)
     if port[0] == "error":
         port_s, same, port_txt = float("nan"), "-", port[1]
     else:
-        port_s, same = statistics.median(port_seconds), "yes" if port[1] == java_assignment else "NO"
+        port_s, same = statistics.median(port_seconds), "yes" if same else "NO"
         port_txt = f"  port cpu s {statistics.median(port_cpu):.6f}"
     if args.pure:
-        pure, _ = _in_child(_port_run, scenario, name, args.port_iterations, True)
+        pure, _ = _in_child(_port_run, spec, member_ids, name, args.port_iterations, java_assignment, True)
         port_txt += (f"  pure: {pure[1]}" if pure[0] == "error" else
                      f"  pure s {statistics.median(pure[0]):.6f} cpu s {statistics.median(pure[2]):.6f} "
-                     f"same {'yes' if pure[1] == java_assignment else 'NO'}")
+                     f"same {'yes' if pure[1] else 'NO'}")
     oracle_cols = f"{'-':>9} {'-':>9}  skipped (> --oracle-max-partitions)"
     if name == "uniform" and shape.partitions <= args.oracle_max_partitions:
         oracle, oracle_mb = _in_child(_oracle_run, scenario, args.cpsat_seconds)

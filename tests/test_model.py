@@ -61,6 +61,15 @@ def test_round_trip_is_identity_on_canonical_documents():
     assert scenario_to_dict(scenario_from_dict(json.loads(json.dumps(doc)))) == doc
 
 
+def test_non_ascii_names_and_racks_read_as_written():
+    doc = copy.deepcopy(EXAMPLE)
+    doc["topics"] = {"commandes-é": 2, "audit": {"partitions": 2, "racks": [["", "ré"], []]}}
+    doc["members"][0].update(topics=["commandes-é", "audit"], owned={})
+    scenario = scenario_from_dict(doc)
+    assert scenario.members[0].topics == ("commandes-é", "audit")
+    assert scenario.topics[1].racks == (("", "ré"), ())
+
+
 def test_claim_order_is_kept_as_written():
     doc = copy.deepcopy(EXAMPLE)
     doc["members"][0]["owned"] = {"orders": [3, 1], "audit": [0]}
@@ -110,6 +119,14 @@ RULES = [
     ("empty topic name", lambda d: d["topics"].update({"": 3}), "topics.", "got the empty string"),
     ("empty owned topic", lambda d: d["members"][0]["owned"].update({"": [0]}), "members[0].owned.", "got the empty string"),
     ("no members", lambda d: d.update(members=[]), "members", "at least one member"),
+    # Names and racks are checked together while all are ASCII strings, one by one otherwise: the path
+    # still names the first element at fault, wherever it is.
+    ("later topic not a string", lambda d: d["members"][0].update(topics=["orders", "audit", 7]), "members[0].topics[2]", "expected a topic name"),
+    ("later topic empty", lambda d: d["members"][0].update(topics=["orders", "é", ""]), "members[0].topics[2]", "got the empty string"),
+    ("topic with a lone surrogate", lambda d: d["members"][1].update(topics=["orders", "ok\ud800"]), "members[1].topics[1]", "surrogate"),
+    ("rack not a string in racks", lambda d: d["topics"]["audit"].update(racks=[["r1"], ["r2", None]]), "topics.audit.racks[1][1]", "expected a rack name"),
+    ("rack with a lone surrogate", lambda d: d["topics"]["audit"].update(racks=[["r\udc00"], []]), "topics.audit.racks[0][0]", "surrogate"),
+    ("rack list not an array", lambda d: d["topics"]["audit"].update(racks=[["r1"], "r2"]), "topics.audit.racks[1]", "expected an array of rack names"),
     ("count past int32 in object", lambda d: d["topics"].update(audit={"partitions": 2**31}), "topics.audit.partitions", "exceeds int32"),
 ]
 

@@ -87,6 +87,32 @@ def _name(value: Any, path: str, what: str) -> str:
     return value
 
 
+def _ascii_strings(values: tuple[Any, ...]) -> bool:
+    """Whether every element is an ASCII string (so none holds a lone surrogate)."""
+    try:
+        return "".join(values).isascii()
+    except TypeError:  # an element not a string
+        return False
+
+
+def _names(values: list[Any], path: str, what: str) -> tuple[str, ...]:
+    """Every element of the array at ``path`` a name (``_name``): checked together where all are
+    non-empty ASCII strings (a group of 10,000 members of 1,000 topics each names 10 million), one
+    by one otherwise, so that the error names the first element at fault (``path[i]``)."""
+    out = tuple(values)
+    if all(out) and _ascii_strings(out):  # all(): no empty string, in one C loop
+        return out
+    return tuple(_name(v, f"{path}[{i}]", what) for i, v in enumerate(out))
+
+
+def _texts(values: list[Any], path: str, what: str) -> tuple[str, ...]:
+    """Every element of the array at ``path`` a free string (``_text``), checked as ``_names`` does."""
+    out = tuple(values)
+    if _ascii_strings(out):
+        return out
+    return tuple(_text(v, f"{path}[{i}]", what) for i, v in enumerate(out))
+
+
 def _text(value: Any, path: str, what: str) -> str:
     """A free string (rack, instance id, assignor name, note): a string with no lone surrogate."""
     _expect(value, str, path, what)
@@ -113,8 +139,9 @@ def _topic_from_json(name: str, raw: Any, path: str) -> Topic:
                 )
             parsed = []
             for p, rl in enumerate(racks_raw):
-                _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
-                parsed.append(tuple(_text(r, f"{path}.racks[{p}][{i}]", "a rack name") for i, r in enumerate(rl)))
+                if type(rl) is not list:  # the path built only for the error: a topic may have thousands
+                    _expect(rl, list, f"{path}.racks[{p}]", "an array of rack names")
+                parsed.append(_texts(rl, f"{path}.racks[{p}]", "a rack name"))
             racks = tuple(parsed)
         topic_id = raw.get("id")
         if topic_id is not None:
@@ -141,7 +168,7 @@ def _member_from_json(raw: Any, path: str) -> Member:
     _check_keys(raw, _MEMBER_FIELDS, path)
     member_id = _name(_require(raw, "id", path), f"{path}.id", "a member id string")
     topics_raw = _expect(_require(raw, "topics", path), list, f"{path}.topics", "an array of topic names")
-    topics = tuple(_name(t, f"{path}.topics[{i}]", "a topic name") for i, t in enumerate(topics_raw))
+    topics = _names(topics_raw, f"{path}.topics", "a topic name")
     owned_raw = raw.get("owned", {})
     owned = partitions_by_topic({} if owned_raw is None else owned_raw, f"{path}.owned")
     generation = _int(raw.get("generation", DEFAULT_GENERATION), f"{path}.generation", "an integer generation")

@@ -19,6 +19,7 @@ size it differently (``HashMap.newHashMap``), which changes orders only from 24 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -117,11 +118,16 @@ class SpecIndex:
 
 def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, int]) -> SpecIndex:
     position: dict[TopicId, int] = {t: i for i, t in enumerate(partition_counts)}
+    seen: dict[int, tuple[int, ...]] = {}  # by id: members with one subscription share its tuple (group_spec)
     for m in members:
-        for t in m.subscribed:
-            position.setdefault(t, len(position))
+        if id(m.subscribed) not in seen:
+            seen[id(m.subscribed)] = ()
+            for t in m.subscribed:
+                position.setdefault(t, len(position))
         for t, _ in m.target:
             position.setdefault(t, len(position))
+    for key, m in {id(m.subscribed): m for m in members}.items():
+        seen[key] = tuple(position[t] for t in m.subscribed)
     topics = tuple(position)
     held: list[list[int]] = [[] for _ in topics]
     targets = []
@@ -143,7 +149,7 @@ def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, i
         counts=counts,
         spread_hash=tuple(spread(java_uuid_hash(t)) for t in topics),
         order_key=tuple(uuid_order_key(t) for t in topics),
-        subscribed=tuple(tuple(position[t] for t in m.subscribed) for m in members),
+        subscribed=tuple(seen[id(m.subscribed)] for m in members),
         targets=tuple(targets),
         assigned=tuple(assigned),
     )
@@ -180,22 +186,30 @@ class ConsumerGroupSpec:
 def subscription_type(scenario: Scenario) -> str:
     """``ModernGroup.subscriptionType``: homogeneous iff every subscribed name counts every member."""
     counts: dict[str, int] = {}
-    for m in scenario.members:
-        for name in set(m.topics):
-            counts[name] = counts.get(name, 0) + 1
+    for topics, times in Counter(m.topics for m in scenario.members).items():
+        for name in set(topics):
+            counts[name] = counts.get(name, 0) + times
     return HOMOGENEOUS if all(c == len(scenario.members) for c in counts.values()) else HETEROGENEOUS
 
 
-def _member_spec(member, known: dict[str, TopicId], linked_targets: bool) -> MemberSpec:
-    names = hashmap_order(member.topics, java_string_hash, capacity=hashset_copy_capacity(len(member.topics)))
-    subscribed = tuple(known[n] for n in names if n in known)
+def _subscribed(topics: tuple[str, ...], known: dict[str, TopicId]) -> tuple[tuple[TopicId, ...], int]:
+    """A member's subscribed topic ids in its ``HashSet``'s order (the names' set copied), and how many names."""
+    names = hashmap_order(topics, java_string_hash, capacity=hashset_copy_capacity(len(topics)))
+    return tuple(known[n] for n in names if n in known), len(names)
+
+
+def _member_spec(member, known: dict[str, TopicId], linked_targets: bool,
+                 subscriptions: dict[tuple[str, ...], tuple[tuple[TopicId, ...], int]]) -> MemberSpec:
+    if member.topics not in subscriptions:  # one per distinct subscription: a homogeneous group's is one
+        subscriptions[member.topics] = _subscribed(member.topics, known)
+    subscribed, name_count = subscriptions[member.topics]
     by_topic: dict[str, list[int]] = {}
     for tp in member.owned:
         by_topic.setdefault(tp.topic, []).append(tp.partition)
     ids = [known.get(t) or topic_id(t) for t in by_topic]
     parts = {known.get(t) or topic_id(t): integer_set_order(p, capacity=hashset_copy_capacity(len(p))) for t, p in by_topic.items()}
     order = tuple(ids) if linked_targets else uuid_set_order(ids, capacity=hashmap_capacity(len(ids)))
-    return MemberSpec(member.id, subscribed, len(names), tuple((t, parts[t]) for t in order), member.rack, member.instance_id)
+    return MemberSpec(member.id, subscribed, name_count, tuple((t, parts[t]) for t in order), member.rack, member.instance_id)
 
 
 def group_spec(scenario: Scenario, *, linked_targets: bool = False, subscription_type_override: str | None = None) -> ConsumerGroupSpec:
@@ -208,8 +222,9 @@ def group_spec(scenario: Scenario, *, linked_targets: bool = False, subscription
     known = topic_ids_of(scenario.topics)
     by_id = {m.id: m for m in scenario.members}
     order = hashmap_order([m.id for m in scenario.members], java_string_hash)
+    subscriptions: dict[tuple[str, ...], tuple[tuple[TopicId, ...], int]] = {}
     return ConsumerGroupSpec(
-        members=tuple(_member_spec(by_id[i], known, linked_targets) for i in order),
+        members=tuple(_member_spec(by_id[i], known, linked_targets, subscriptions) for i in order),
         subscription_type=subscription_type_override or subscription_type(scenario),
         partition_counts={known[t.name]: t.partitions for t in scenario.topics},
         topic_names={known[t.name]: t.name for t in scenario.topics},
