@@ -118,6 +118,8 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
     n_classes = len(classes)
     members = spec.members
     targets = {}
+    if n_classes == 1:  # every topic of one size (Kafka's JMH shapes): the member's one range for each
+        return _homogeneous_one_class(members, order, ids, class_quota[0], class_extra[0])
     for r in range(n):
         ranges = []
         given = []
@@ -129,29 +131,50 @@ def _homogeneous(spec: ConsumerGroupSpec, order: list[int]) -> dict[str, list[tu
             ranges.append(range(start, end))
             given.append(end > start)
         member_id = members[order[r]].member_id
-        if n_classes == 1:  # every topic this member's one range: the list sized once, filled in place
-            shared = ranges[0]
-            pairs = [None] * n_topics if given[0] else []
+        pairs = []
+        if cython.compiled:
+            _untrack(pairs)
+        for j in range(n_topics):
+            k = of_topic[j]
+            if given[k]:
+                pair = (ids[j], ranges[k])
+                if cython.compiled:
+                    _untrack(pair)
+                pairs.append(pair)
+        targets[member_id] = pairs
+    return _retrack(targets)
+
+
+@cython.locals(n=cython.Py_ssize_t, r=cython.Py_ssize_t, j=cython.Py_ssize_t, n_topics=cython.Py_ssize_t,
+               quota=cython.Py_ssize_t, extra=cython.Py_ssize_t, start=cython.Py_ssize_t, end=cython.Py_ssize_t,
+               members=tuple, order=list, ids=tuple, targets=dict, pairs=list, pair=tuple)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _homogeneous_one_class(members: tuple, order: list, ids: tuple, quota: int, extra: int) -> dict[str, list[tuple[TopicId, range]]]:
+    """``_homogeneous`` where every topic has the same (quota, extra): the member at rank ``r`` gets
+    one range for every topic, computed once, its list sized once and filled in place (no list of
+    the classes' ranges per member)."""
+    n = len(order)
+    n_topics = len(ids)
+    targets = {}
+    for r in range(n):
+        start = r * quota + min(r, extra)
+        end = start + quota + (1 if r < extra else 0)
+        if end > start:
+            shared = range(start, end)
+            pairs = [None] * n_topics
             if cython.compiled:
                 _untrack(pairs)
-            if given[0]:
-                for j in range(n_topics):
-                    pair = (ids[j], shared)
-                    if cython.compiled:
-                        _untrack(pair)
-                    pairs[j] = pair
+            for j in range(n_topics):
+                pair = (ids[j], shared)
+                if cython.compiled:
+                    _untrack(pair)
+                pairs[j] = pair
         else:
             pairs = []
             if cython.compiled:
                 _untrack(pairs)
-            for j in range(n_topics):
-                k = of_topic[j]
-                if given[k]:
-                    pair = (ids[j], ranges[k])
-                    if cython.compiled:
-                        _untrack(pair)
-                    pairs.append(pair)
-        targets[member_id] = pairs
+        targets[members[order[r]].member_id] = pairs
     return _retrack(targets)
 
 
