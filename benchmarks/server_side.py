@@ -26,9 +26,9 @@ For each shape and assignor (``uniform``, ``consumer-range``):
   by setup.py where they are built and current, the first line says whether) on the same
   group, in a forked child after each round's Java calls: one unmeasured call, then
   ``--port-iterations`` measured; the median over every round, ``group_spec`` (the Python side of
-  building the ``GroupSpec``, done once by the parent before the forks) not in it. The rounds interleave the two sides, so that both meet the
-  same moments of a machine whose speed drifts (on a shared 2-core machine the same call's time
-  moves by up to 1.8x from one second to the next). ``port MB``: the largest growth of peak
+  building the ``GroupSpec``, done once by the parent before the forks) not in it. The rounds
+  interleave the two sides, so that both meet the same moments of a machine whose speed drifts (on
+  a shared 2-core machine the same call's time moves by up to 1.8x from one second to the next). ``port MB``: the largest growth of peak
   resident memory over a round's calls (each child starts afresh). ``ratio``:
   port s / java s (the target: <= 5). ``port cpu s`` (at the line's end): the same calls' median
   thread CPU time, which shows how much of ``port s`` a loaded machine's preemption added (a call

@@ -118,16 +118,16 @@ class SpecIndex:
 
 def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, int]) -> SpecIndex:
     position: dict[TopicId, int] = {t: i for i, t in enumerate(partition_counts)}
-    seen: dict[int, tuple[int, ...]] = {}  # by id: members with one subscription share its tuple (group_spec)
+    # Each subscription tuple once, by identity: members with one subscription share it (group_spec).
+    subscriptions: dict[int, tuple[TopicId, ...]] = {}
     for m in members:
-        if id(m.subscribed) not in seen:
-            seen[id(m.subscribed)] = ()
+        if id(m.subscribed) not in subscriptions:
+            subscriptions[id(m.subscribed)] = m.subscribed
             for t in m.subscribed:
                 position.setdefault(t, len(position))
         for t, _ in m.target:
             position.setdefault(t, len(position))
-    for key, m in {id(m.subscribed): m for m in members}.items():
-        seen[key] = tuple(position[t] for t in m.subscribed)
+    positions = {key: tuple(position[t] for t in ids) for key, ids in subscriptions.items()}
     topics = tuple(position)
     held: list[list[int]] = [[] for _ in topics]
     targets = []
@@ -149,7 +149,7 @@ def _spec_index(members: Sequence[MemberSpec], partition_counts: dict[TopicId, i
         counts=counts,
         spread_hash=tuple(spread(java_uuid_hash(t)) for t in topics),
         order_key=tuple(uuid_order_key(t) for t in topics),
-        subscribed=tuple(seen[id(m.subscribed)] for m in members),
+        subscribed=tuple(positions[id(m.subscribed)] for m in members),
         targets=tuple(targets),
         assigned=tuple(assigned),
     )
